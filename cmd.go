@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/store"
+)
+
+const version = "0.1.0"
+
+// Globals are the flags every command takes.
+type Globals struct {
+	Workspace string `short:"w" help:"Workspace folder." env:"REME_WORKSPACE" default:"./.reme" placeholder:"DIR"`
+	JSON      bool   `help:"Print results as JSON."`
+	Verbose   int    `short:"v" type:"counter" help:"Log more to stderr (-v info, -vv debug)."`
+}
+
+type cli struct {
+	Globals
+
+	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
+	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
+	Version      versionCmd      `cmd:"" help:"Print the version."`
+}
+
+// App carries what commands share; dependencies open lazily so that cheap
+// commands stay cheap.
+type App struct {
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Globals *Globals
+	Log     *slog.Logger
+	Now     func() time.Time
+	Getenv  func(string) string
+
+	cfg *Config
+	ws  *store.Workspace
+	ix  *index.Index
+}
+
+// usageError marks a bad command line (exit code 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// answerError is a failure reported the way ReMe words it: "Error: ..." on
+// stderr.
+type answerError struct{ msg string }
+
+func (e answerError) Error() string { return e.msg }
+
+// kongExit carries Kong's exit request (after --help) out of the parser.
+type kongExit int
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	var c cli
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals, Getenv: os.Getenv}
+	parser, err := kong.New(&c,
+		kong.Name("reme"),
+		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(kongExit(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Bind(app),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "reme: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if k, ok := r.(kongExit); ok {
+				code = int(k)
+				return
+			}
+			panic(r)
+		}
+	}()
+	args, err = remeArgs(parser.Model, args)
+	if err != nil {
+		return app.fail(err)
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			return app.fail(usageError{err})
+		}
+		return app.fail(err)
+	}
+	app.setup()
+	defer app.close()
+	return app.fail(kctx.Run())
+}
+
+func (a *App) setup() {
+	level := slog.LevelWarn
+	switch {
+	case a.Globals.Verbose >= 2:
+		level = slog.LevelDebug
+	case a.Globals.Verbose == 1:
+		level = slog.LevelInfo
+	}
+	a.Log = slog.New(&lineHandler{w: a.Stderr, level: level})
+	a.Now = time.Now
+	if v := a.Getenv("REME_NOW"); v != "" {
+		// Fixed time for scripts and tests.
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			a.Now = func() time.Time { return t }
+		}
+	}
+}
+
+func (a *App) close() {
+	if a.ix != nil {
+		a.ix.Close()
+	}
+}
+
+// fail prints err and maps it to the exit code: 0 ok, 1 error, 2 usage,
+// 130 cancelled.
+func (a *App) fail(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ue usageError
+	var ae answerError
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.Stderr, "reme: cancelled")
+		return 130
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.Stderr, "reme: %v\n", err)
+		fmt.Fprintln(a.Stderr, "Run \"reme --help\" or \"reme <command> --help\" for usage.")
+		return 2
+	case errors.As(err, &ae):
+		fmt.Fprintf(a.Stderr, "Error: %s\n", ae.msg)
+		return 1
+	}
+	fmt.Fprintf(a.Stderr, "reme: %v\n", err)
+	return 1
+}
+
+func (a *App) workspaceDir() string { return a.Globals.Workspace }
+
+// Config loads the configuration once.
+func (a *App) Config() (*Config, error) {
+	if a.cfg == nil {
+		cfg, err := loadConfig(a.Globals.Workspace, a.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		a.cfg = cfg
+	}
+	return a.cfg, nil
+}
+
+// Workspace opens the workspace. Commands that only read refuse a missing
+// one rather than creating it in the wrong place.
+func (a *App) Workspace(create bool) (*store.Workspace, error) {
+	if a.ws != nil {
+		return a.ws, nil
+	}
+	ws, err := store.OpenWorkspace(a.Globals.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(ws.Root); err != nil || !fi.IsDir() {
+		if !create {
+			if err == nil || errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("workspace %s does not exist (set --workspace or REME_WORKSPACE)", ws.Root)
+			}
+			return nil, fmt.Errorf("workspace %s: %w", ws.Root, err)
+		}
+	}
+	if create {
+		if err := ws.Init(); err != nil {
+			return nil, err
+		}
+	}
+	a.ws = ws
+	return ws, nil
+}
+
+// Index opens the index (finishing any interrupted move) without syncing.
+func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
+	if a.ix != nil {
+		return a.ix, nil
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := a.Workspace(create)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes})
+	if err != nil {
+		return nil, err
+	}
+	a.ix = ix
+	return ix, nil
+}
+
+// FreshIndex opens the index and reconciles it with the files, so that a
+// note edited by hand a moment ago is found.
+func (a *App) FreshIndex(ctx context.Context) (*index.Index, error) {
+	ix, err := a.Index(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := ix.Sync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range rep.Problems {
+		if !p.Success {
+			a.Log.Warn("not indexed", "path", p.Path, "error", p.Error)
+		}
+	}
+	return ix, nil
+}
+
+// Today is the current date in the workspace time zone.
+func (a *App) Today() (string, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return "", err
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return "", err
+	}
+	return a.Now().In(loc).Format(time.DateOnly), nil
+}
+
+func (a *App) printJSON(v any) error {
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(app *App) error {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	if app.Globals.JSON {
+		return app.printJSON(map[string]string{"version": v})
+	}
+	fmt.Fprintf(app.Stdout, "reme %s\n", v)
+	return nil
+}
+
+// lineHandler logs as "reme: level: message key=value ..." lines, which read
+// better in a terminal than slog's default format.
+type lineHandler struct {
+	w     io.Writer
+	level slog.Level
+	attrs []slog.Attr
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("reme: ")
+	b.WriteString(strings.ToLower(r.Level.String()))
+	b.WriteString(": ")
+	b.WriteString(r.Message)
+	write := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value.Any())
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	b.WriteByte('\n')
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &lineHandler{w: h.w, level: h.level, attrs: append(append([]slog.Attr{}, h.attrs...), attrs...)}
+}
+
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }

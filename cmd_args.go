@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// ReMe's CLI takes every argument as key=value (`reme search query="login
+// flow" limit=3`). remeArgs rewrites such arguments into the Kong grammar so
+// both spellings work: keys may use underscores or hyphens, may name a flag
+// or a positional argument, and values are converted the way ReMe does
+// (null drops the argument, true/false set booleans, a JSON list repeats a
+// repeatable flag, a JSON string is unquoted).
+
+var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// globalValueFlags take a separate value argument.
+var globalValueFlags = map[string]bool{"--workspace": true, "-w": true}
+
+func remeArgs(app *kong.Application, args []string) ([]string, error) {
+	var out []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		out = append(out, a)
+		if globalValueFlags[a] && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	if i >= len(args) {
+		return out, nil
+	}
+	node := findCommand(app.Node, args[i])
+	if node == nil {
+		return args, nil // let Kong report the unknown command
+	}
+	out = append(out, args[i])
+	flags := map[string]*kong.Flag{}
+	for _, group := range node.AllFlags(false) {
+		for _, f := range group {
+			flags[f.Name] = f
+			for _, al := range f.Aliases {
+				flags[al] = f
+			}
+		}
+	}
+	positional := map[string]int{}
+	for i, p := range node.Positional {
+		positional[p.Name] = i
+	}
+	kvPos := map[int]string{}
+	var bare []string
+	rest := args[i+1:]
+	for k := 0; k < len(rest); k++ {
+		a := rest[k]
+		if a == "--" {
+			bare = append(bare, rest[k+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			key, val, hasVal := strings.Cut(a[2:], "=")
+			norm := strings.ReplaceAll(key, "_", "-")
+			if idx, ok := positional[norm]; ok && hasVal {
+				kvPos[idx] = unquoteJSONString(val)
+				continue
+			}
+			f := flags[norm]
+			switch {
+			case f == nil:
+				out = append(out, a) // Kong reports the unknown flag
+			case hasVal:
+				out = append(out, "--"+f.Name+"="+val)
+			default:
+				out = append(out, "--"+f.Name)
+				if !f.IsBool() && !f.IsCounter() && k+1 < len(rest) {
+					k++
+					out = append(out, rest[k])
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
+			out = append(out, a) // short flags take no separate value here
+			continue
+		}
+		key, val, ok := strings.Cut(a, "=")
+		if !ok || !keyRE.MatchString(key) {
+			bare = append(bare, a)
+			continue
+		}
+		norm := strings.ReplaceAll(key, "_", "-")
+		if idx, ok := positional[norm]; ok {
+			kvPos[idx] = unquoteJSONString(val)
+			continue
+		}
+		if f := flags[norm]; f != nil {
+			out = append(out, convertFlag(f, val)...)
+			continue
+		}
+		return nil, usageError{fmt.Errorf("unknown argument %q for %s (known: %s)", key, node.Name, knownKeys(node, flags))}
+	}
+	var pos []string
+	for idx := 0; idx < len(node.Positional); idx++ {
+		if v, ok := kvPos[idx]; ok {
+			pos = append(pos, v)
+			continue
+		}
+		if len(bare) == 0 {
+			break
+		}
+		if node.Positional[idx].IsSlice() {
+			pos = append(pos, bare...)
+			bare = nil
+			break
+		}
+		pos = append(pos, bare[0])
+		bare = bare[1:]
+	}
+	pos = append(pos, bare...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out, nil
+}
+
+func findCommand(root *kong.Node, name string) *kong.Node {
+	for _, c := range root.Children {
+		if c.Name == name {
+			return c
+		}
+		for _, al := range c.Aliases {
+			if al == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func knownKeys(node *kong.Node, flags map[string]*kong.Flag) string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, p := range node.Positional {
+		keys = append(keys, strings.ReplaceAll(p.Name, "-", "_"))
+	}
+	for _, f := range flags {
+		if f.Hidden || seen[f.Name] || f.Name == "help" {
+			continue
+		}
+		seen[f.Name] = true
+		keys = append(keys, strings.ReplaceAll(f.Name, "-", "_"))
+	}
+	sort.Strings(keys[len(node.Positional):])
+	return strings.Join(keys, ", ")
+}
+
+// convertFlag applies ReMe's value conversion for one key=value flag.
+func convertFlag(f *kong.Flag, raw string) []string {
+	switch strings.ToLower(raw) {
+	case "none", "null":
+		return nil
+	}
+	if f.IsBool() {
+		return []string{"--" + f.Name + "=" + strings.ToLower(raw)}
+	}
+	if f.IsSlice() && strings.HasPrefix(strings.TrimSpace(raw), "[") {
+		var items []any
+		if json.Unmarshal([]byte(raw), &items) == nil {
+			out := make([]string, 0, len(items))
+			for _, it := range items {
+				s, ok := it.(string)
+				if !ok {
+					b, _ := json.Marshal(it)
+					s = string(b)
+				}
+				out = append(out, "--"+f.Name+"="+s)
+			}
+			return out
+		}
+	}
+	return []string{"--" + f.Name + "=" + unquoteJSONString(raw)}
+}
+
+func unquoteJSONString(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var v string
+		if json.Unmarshal([]byte(s), &v) == nil {
+			return v
+		}
+	}
+	return s
+}
+
+func isNumber(s string) bool {
+	var f float64
+	_, err := fmt.Sscanf(s, "%g", &f)
+	return err == nil
+}

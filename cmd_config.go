@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the effective configuration: <workspace>/config.yaml,
+// overridden by REME_* environment variables, overridden by flags.
+type Config struct {
+	// Timezone is an IANA name; empty means the host's local time.
+	Timezone string `yaml:"timezone" json:"timezone"`
+	// Language selects the prompt set: en or zh.
+	Language string `yaml:"language" json:"language"`
+	// MaxFileBytes: larger notes and resources are skipped.
+	MaxFileBytes int64        `yaml:"max_file_bytes" json:"max_file_bytes"`
+	Search       SearchConfig `yaml:"search" json:"search"`
+	LLM          LLMConfig    `yaml:"llm" json:"llm"`
+}
+
+// SearchConfig holds search defaults.
+type SearchConfig struct {
+	Limit int `yaml:"limit" json:"limit"`
+}
+
+// LLMConfig configures the model runtime. The API key is read from the
+// environment only, so that it never ends up in a versioned workspace.
+type LLMConfig struct {
+	Model       string   `yaml:"model" json:"model"`
+	VisionModel string   `yaml:"vision_model" json:"vision_model"`
+	BaseURL     string   `yaml:"base_url" json:"base_url"`
+	Timeout     Duration `yaml:"timeout" json:"timeout"`
+	MaxRetries  int      `yaml:"max_retries" json:"max_retries"`
+	APIKey      string   `yaml:"-" json:"api_key"`
+}
+
+// Duration is a time.Duration written as "90s" in YAML and JSON.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 90s or 2m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+func defaultConfig() *Config {
+	return &Config{
+		MaxFileBytes: 20 << 20,
+		Search:       SearchConfig{Limit: 5},
+		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
+	}
+}
+
+// envOverrides maps environment variables onto configuration fields.
+var envOverrides = []struct {
+	name string
+	set  func(c *Config, v string) error
+}{
+	{"REME_TIMEZONE", func(c *Config, v string) error { c.Timezone = v; return nil }},
+	{"REME_LANGUAGE", func(c *Config, v string) error { c.Language = v; return nil }},
+	{"REME_MAX_FILE_BYTES", func(c *Config, v string) error { return parseInt64(v, &c.MaxFileBytes) }},
+	{"REME_SEARCH_LIMIT", func(c *Config, v string) error { return parseInt(v, &c.Search.Limit) }},
+	{"REME_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
+	{"REME_VISION_MODEL", func(c *Config, v string) error { c.LLM.VisionModel = v; return nil }},
+	{"REME_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
+	{"REME_LLM_TIMEOUT", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		c.LLM.Timeout = Duration(d)
+		return err
+	}},
+	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
+	{"COHERE_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+}
+
+func parseInt(s string, dst *int) error {
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*dst = v
+	return nil
+}
+
+func parseInt64(s string, dst *int64) error {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*dst = v
+	return nil
+}
+
+// loadConfig reads config.yaml (optional) and applies the environment.
+func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
+	cfg := defaultConfig()
+	p := filepath.Join(workspace, "config.yaml")
+	raw, err := os.ReadFile(p)
+	switch {
+	case err == nil:
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true) // a misspelt key is an error, not silently ignored
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %v", p, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	for _, e := range envOverrides {
+		if v := getenv(e.name); v != "" {
+			if err := e.set(cfg, v); err != nil {
+				return nil, fmt.Errorf("environment %s: %v", e.name, err)
+			}
+		}
+	}
+	return cfg, cfg.validate()
+}
+
+func (c *Config) validate() error {
+	if _, err := c.Location(); err != nil {
+		return err
+	}
+	switch c.Language {
+	case "", "en", "zh":
+	default:
+		return fmt.Errorf("language must be en or zh, not %q", c.Language)
+	}
+	if c.Search.Limit <= 0 {
+		return fmt.Errorf("search.limit must be greater than 0, not %d", c.Search.Limit)
+	}
+	if c.MaxFileBytes <= 0 {
+		return fmt.Errorf("max_file_bytes must be greater than 0")
+	}
+	return nil
+}
+
+// Location is the workspace time zone.
+func (c *Config) Location() (*time.Location, error) {
+	if c.Timezone == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("timezone %q is not an IANA time zone name (such as Asia/Shanghai or UTC)", c.Timezone)
+	}
+	return loc, nil
+}
+
+// redacted is a copy that is safe to print.
+func (c *Config) redacted() *Config {
+	r := *c
+	if r.LLM.APIKey != "" {
+		r.LLM.APIKey = "(set)"
+	}
+	return &r
+}
+
+type configCmd struct{}
+
+func (configCmd) Help() string {
+	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
+REME_* environment variables. Secrets are shown only as "(set)".`
+}
+
+func (configCmd) Run(ctx context.Context, app *App) error {
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	r := cfg.redacted()
+	if app.Globals.JSON {
+		return app.printJSON(r)
+	}
+	type yamlView struct {
+		Config `yaml:",inline"`
+		APIKey string `yaml:"cohere_api_key"`
+	}
+	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: r.LLM.APIKey})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "# workspace: %s\n%s", app.workspaceDir(), b)
+	return nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/store"
+)
+
+type readCmd struct {
+	Path      string `arg:"" help:"Workspace path (a path without extension gets .md)."`
+	StartLine int    `name:"start-line" help:"First line, 1-based." placeholder:"N"`
+	EndLine   int    `name:"end-line" help:"Last line, inclusive." placeholder:"M"`
+}
+
+func (readCmd) Help() string {
+	return `Prints a text file of the workspace. Output over 50 KiB is cut with a notice
+saying where to continue. Session files (session/dialog/*.jsonl) are shown one
+message per line as [speaker @ time] text.`
+}
+
+func (c *readCmd) Run(ctx context.Context, app *App) error {
+	if c.StartLine < 0 || c.EndLine < 0 {
+		return usageError{fmt.Errorf("line numbers start at 1")}
+	}
+	ws, err := app.Workspace(false)
+	if err != nil {
+		return err
+	}
+	res, err := ws.Read(c.Path, c.StartLine, c.EndLine)
+	if err != nil {
+		return err
+	}
+	if app.Globals.JSON {
+		return app.printJSON(res)
+	}
+	if res.Text != "" {
+		fmt.Fprintln(app.Stdout, res.Text)
+	}
+	return nil
+}
+
+type dailyListCmd struct {
+	Date string `arg:"" optional:"" help:"Day to list (default today in the workspace time zone)." placeholder:"YYYY-MM-DD"`
+}
+
+func (c *dailyListCmd) Run(ctx context.Context, app *App) error {
+	date, err := app.dateOrToday(c.Date)
+	if err != nil {
+		return err
+	}
+	ws, err := app.Workspace(false)
+	if err != nil {
+		return err
+	}
+	notes, err := ws.DailyNotes(date)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if n.FMErr != nil {
+			app.Log.Warn("frontmatter does not parse", "path", n.Path, "err", n.FMErr)
+		}
+	}
+	if app.Globals.JSON {
+		rows := make([]map[string]any, 0, len(notes))
+		for _, n := range notes {
+			rows = append(rows, n.Fields())
+		}
+		return app.printJSON(map[string]any{"date": date, "count": len(notes), "notes": rows})
+	}
+	if len(notes) == 0 {
+		fmt.Fprintf(app.Stdout, "No notes found for %s\n", date)
+		return nil
+	}
+	for _, n := range notes {
+		fmt.Fprintln(app.Stdout, store.DailyListLine(n))
+	}
+	return nil
+}
+
+// dateOrToday validates an explicit date strictly, or returns today.
+func (a *App) dateOrToday(d string) (string, error) {
+	if d == "" {
+		return a.Today()
+	}
+	v, err := store.ParseDate(d)
+	if err != nil {
+		return "", answerError{store.ErrInvalidDate.Error()}
+	}
+	return v, nil
+}
+
+type dailyReindexCmd struct {
+	Date string `arg:"" optional:"" help:"Day to rebuild (default today)." placeholder:"YYYY-MM-DD"`
+}
+
+func (dailyReindexCmd) Help() string {
+	return `Rewrites the block between <!-- notes:auto --> and <!-- /notes:auto --> in
+daily/DATE.md from the day's cards. Text outside the markers is kept.`
+}
+
+func (c *dailyReindexCmd) Run(ctx context.Context, app *App) error {
+	date, err := app.dateOrToday(c.Date)
+	if err != nil {
+		return err
+	}
+	ix, err := app.Index(ctx, false)
+	if err != nil {
+		return err
+	}
+	var res *store.DayIndexResult
+	err = ix.Locked(ctx, func() error {
+		var err error
+		if res, err = ix.Workspace().RefreshDayIndex(date); err != nil {
+			return err
+		}
+		if res.Changed {
+			return ix.UpdatePaths(ctx, res.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if app.Globals.JSON {
+		return app.printJSON(map[string]any{"date": res.Date, "path": res.Path, "created": res.Created, "changed": res.Changed, "notes_count": len(res.Notes)})
+	}
+	fmt.Fprintf(app.Stdout, "Reindexed %s (%d note(s))\n", res.Path, len(res.Notes))
+	return nil
+}
+
+type listTagsCmd struct {
+	Page     int    `default:"1" help:"Page number, from 1."`
+	PageSize int    `name:"page-size" default:"100" help:"Tags per page (at most 1000)."`
+	OrderBy  string `name:"order-by" default:"tag" enum:"tag,file_count" help:"Sort by tag or file_count."`
+	Order    string `default:"" enum:",asc,desc" help:"asc or desc (default asc for tag, desc for file_count)."`
+}
+
+func (c *listTagsCmd) Run(ctx context.Context, app *App) error {
+	ix, err := app.FreshIndex(ctx)
+	if err != nil {
+		return err
+	}
+	page, err := ix.ListTags(ctx, index.TagListOptions{Page: c.Page, PageSize: c.PageSize, OrderBy: c.OrderBy, Order: c.Order})
+	if err != nil {
+		return usageError{err}
+	}
+	if app.Globals.JSON {
+		return app.printJSON(page)
+	}
+	if page.TotalTags == 0 {
+		fmt.Fprintln(app.Stdout, "No tags.")
+		return nil
+	}
+	for _, it := range page.Items {
+		fmt.Fprintf(app.Stdout, "%s\t%d\n", it[0], it[1])
+	}
+	fmt.Fprintf(app.Stdout, "(tags %d-%d of %d, page %d of %d)\n", page.Range[0], page.Range[1], page.TotalTags, page.Page, page.TotalPages)
+	return nil
+}

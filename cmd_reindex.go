@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reme-dev/reme/index"
+)
+
+type reindexCmd struct{}
+
+func (reindexCmd) Help() string {
+	return `Throws the index content away and indexes every note under daily/ and digest/
+again. Prints a line for every file that failed or was skipped, and a total.
+Raw resources and session files are never indexed for search.`
+}
+
+func (reindexCmd) Run(ctx context.Context, app *App) error {
+	ix, err := app.Index(ctx, true)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	lastPrint := time.Time{}
+	printed := false
+	progress := func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if now.Sub(start) < time.Second || now.Sub(lastPrint) < time.Second {
+			return
+		}
+		lastPrint, printed = now, true
+		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", done, total)
+	}
+	rep, err := ix.Rebuild(ctx, progress)
+	if err != nil {
+		return err
+	}
+	if printed {
+		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", rep.Added, rep.Added)
+	}
+	failed, skipped := 0, 0
+	for _, p := range rep.Problems {
+		if p.Success {
+			skipped++
+		} else {
+			failed++
+		}
+	}
+	if app.Globals.JSON {
+		return app.printJSON(reindexJSON(rep))
+	}
+	for _, p := range rep.Problems {
+		if p.Success {
+			fmt.Fprintf(app.Stdout, "skipped %s: %s\n", p.Path, p.Reason)
+		} else {
+			fmt.Fprintf(app.Stdout, "failed %s: %s\n", p.Path, p.Error)
+		}
+	}
+	fmt.Fprintf(app.Stdout, "Reindexed %d note(s) in %s: %d failed, %d skipped.\n",
+		rep.Indexed, rep.Elapsed.Round(time.Millisecond), failed, skipped)
+	if failed > 0 {
+		return fmt.Errorf("%d file(s) could not be indexed", failed)
+	}
+	return nil
+}
+
+// reindexJSON is ReMe's answer shape: one result per file.
+func reindexJSON(rep *index.SyncReport) any {
+	if rep.Files == nil {
+		return []index.FileResult{}
+	}
+	return rep.Files
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/store"
+)
+
+const noResults = "No relevant information was found for the given query."
+
+type searchCmd struct {
+	Query      []string `arg:"" optional:"" help:"A question, words, \"an exact phrase\", -excluded, prefix*."`
+	Limit      int      `help:"Number of results (default 5; config search.limit, env REME_SEARCH_LIMIT)."`
+	MinScore   float64  `name:"min-score" help:"Drop results scoring below this." placeholder:"SCORE"`
+	StartDate  string   `name:"start-date" help:"Only notes dated on or after this day (date from the path)." placeholder:"YYYY-MM-DD"`
+	EndDate    string   `name:"end-date" help:"Only notes dated on or before this day." placeholder:"YYYY-MM-DD"`
+	StrictDate bool     `name:"strict-date" help:"With a date bound, also leave out undated notes such as digest/."`
+	Tag        []string `help:"Only notes with this memory tag (repeatable: any of them)." placeholder:"TAG"`
+	Path       []string `help:"Only paths starting with this prefix (repeatable)." placeholder:"PREFIX"`
+}
+
+func (c *searchCmd) Help() string {
+	return `Words are matched with English stemming, stop words are ignored and results
+are ranked by BM25 with a note's name and description weighted above its body.
+Chinese, Japanese and Korean text matches by character pairs, so any two-character
+word is found. Every search first picks up notes edited since the last command.`
+}
+
+func (c *searchCmd) Run(ctx context.Context, app *App) error {
+	query := strings.TrimSpace(strings.Join(c.Query, " "))
+	if query == "" {
+		return answerError{"query cannot be empty"}
+	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path}
+	if c.Limit < 0 || (c.Limit == 0 && cfg.Search.Limit <= 0) {
+		return usageError{fmt.Errorf("--limit must be greater than 0")}
+	}
+	if c.Limit > 0 {
+		opt.Limit = c.Limit
+	}
+	for _, d := range []struct {
+		flag string
+		in   string
+		out  *string
+	}{{"--start-date", c.StartDate, &opt.StartDate}, {"--end-date", c.EndDate, &opt.EndDate}} {
+		if d.in == "" {
+			continue
+		}
+		v, err := store.NormalizeDate(d.in)
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %v", d.flag, err)}
+		}
+		*d.out = v
+	}
+	if opt.StartDate != "" && opt.EndDate != "" && opt.StartDate > opt.EndDate {
+		return usageError{fmt.Errorf("--start-date %s is after --end-date %s", opt.StartDate, opt.EndDate)}
+	}
+	for i, p := range opt.PathPrefixes {
+		opt.PathPrefixes[i] = strings.TrimPrefix(p, "./")
+	}
+	ix, err := app.FreshIndex(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := ix.Search(ctx, opt)
+	if errors.Is(err, index.ErrNoValidTags) {
+		return answerError{err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	if app.Globals.JSON {
+		if res == nil {
+			res = []index.Result{}
+		}
+		return app.printJSON(res)
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(app.Stdout, noResults)
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range res {
+		writeResult(&b, r)
+	}
+	_, err = fmt.Fprint(app.Stdout, b.String())
+	return err
+}
+
+// writeResult renders one result as ReMe's search answer block.
+func writeResult(b *strings.Builder, r index.Result) {
+	fmt.Fprintf(b, "========== %s:%d-%d [score=%.4f] ==========\n", r.Path, r.StartLine, r.EndLine, r.Score)
+	if r.Text != "" {
+		b.WriteString(r.Text)
+		b.WriteByte('\n')
+	} else {
+		fmt.Fprintf(b, "name: %s\ndescription: %s\n", r.Name, r.Description)
+	}
+	writeNeighbors(b, "outlinks", "→", r.Outlinks)
+	writeNeighbors(b, "inlinks", "←", r.Inlinks)
+}
+
+func writeNeighbors(b *strings.Builder, label, arrow string, ns []index.Neighbor) {
+	if len(ns) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %s (%d):\n", label, len(ns))
+	for _, n := range ns {
+		meta := "(no meta)"
+		if n.Indexed {
+			meta = fmt.Sprintf("name=%q  description=%q", n.Name, n.Description)
+		}
+		fmt.Fprintf(b, "    %s %s  %s\n", arrow, n.Path, meta)
+		for _, a := range n.Anchors {
+			fmt.Fprintf(b, "        via anchor=#%s\n", a)
+		}
+	}
+}

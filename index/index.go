@@ -1,0 +1,294 @@
+// Package index is the SQLite mirror of a workspace: notes, wikilinks, tags
+// and full-text chunks. It is a pure function of the files: every command
+// reconciles it with the disk before reading, and it can always be rebuilt.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reme-dev/reme/store"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+var (
+	// ErrSchema is returned when the schema text has no version.
+	ErrSchema = errors.New("schema.sql has no PRAGMA user_version")
+	// ErrEmptyQuery is returned for a query with nothing to search.
+	ErrEmptyQuery = errors.New("query cannot be empty")
+)
+
+// DefaultMaxFileBytes is the size above which a note is skipped (ReMe's
+// DEFAULT_MAX_FILE_BYTES).
+const DefaultMaxFileBytes = 20 << 20
+
+// Options configure an index.
+type Options struct {
+	Logger       *slog.Logger
+	Roots        []string // note folders; default daily and digest
+	MaxFileBytes int64
+	Workers      int
+	// Fault, when set, is called at each step of a move; returning an error
+	// stops the move there as if the process had been killed. Tests only.
+	Fault func(step string) error
+}
+
+// Index is an open index.db.
+type Index struct {
+	db      *sql.DB
+	ws      *store.Workspace
+	log     *slog.Logger
+	opt     Options
+	path    string
+	version int
+	schema  string
+	synced  bool
+	// The writer lock is re-entrant within this process so that a move can
+	// hold it across file writes and the index update. An Index is used by
+	// one goroutine at a time.
+	lockDepth int
+	lock      *store.Lock
+}
+
+var versionRE = regexp.MustCompile(`(?m)^PRAGMA user_version\s*=\s*(\d+)\s*;`)
+
+// SchemaVersion reads the version from the schema text.
+func SchemaVersion(schema string) (int, error) {
+	m := versionRE.FindStringSubmatch(schema)
+	if m == nil {
+		return 0, ErrSchema
+	}
+	return strconv.Atoi(m[1])
+}
+
+// Open opens (creating or rebuilding as needed) metadata/index.db. It
+// finishes any move a crash interrupted. It does not sync; callers that read
+// call Sync first.
+func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) (*Index, error) {
+	version, err := SchemaVersion(schema)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(opt.Roots) == 0 {
+		opt.Roots = []string{store.DailyDir, store.DigestDir}
+	}
+	if opt.MaxFileBytes <= 0 {
+		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if err := os.MkdirAll(ws.MetadataPath(), 0o755); err != nil {
+		return nil, fmt.Errorf("create metadata folder: %w", err)
+	}
+	ix := &Index{ws: ws, log: opt.Logger, opt: opt, path: ws.MetadataPath("index.db"), version: version, schema: schema}
+	if err := ix.open(ctx); err != nil {
+		if !isCorrupt(err) {
+			return nil, err
+		}
+		// The file is not a usable database: it is derived state, so start over.
+		ix.log.Warn("index is corrupt; rebuilding from the files", "path", ix.path, "err", err)
+		ix.Close()
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Remove(ix.path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove corrupt index: %w", err)
+			}
+		}
+		if err := ix.open(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := ix.recoverMoves(ctx); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func dsn(path string) string {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)&_txlock=immediate"
+}
+
+func (ix *Index) open(ctx context.Context) error {
+	db, err := sql.Open("sqlite", dsn(ix.path))
+	if err != nil {
+		return fmt.Errorf("open index %s: %w", ix.path, err)
+	}
+	// One connection: reme is a one-shot process and a single connection
+	// keeps every read inside a write transaction consistent with it.
+	db.SetMaxOpenConns(1)
+	ix.db = db
+	var v int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("open index %s: %w", ix.path, err)
+	}
+	if v == ix.version {
+		// A truncated file can still report its version; make sure the
+		// tables answer before trusting it.
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM scan_dirs").Scan(&n); err == nil {
+			return nil
+		} else if isCorrupt(err) {
+			return err
+		}
+	}
+	return ix.create(ctx)
+}
+
+// create drops whatever is there and applies the schema, under the writer
+// lock so that two processes do not both do it.
+func (ix *Index) create(ctx context.Context) error {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var v int
+	if err := ix.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	if v == ix.version {
+		return nil // another process created it meanwhile
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT type, name FROM sqlite_master
+		WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND sql IS NOT NULL
+		ORDER BY sql LIKE 'CREATE VIRTUAL%' DESC`)
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	var drops []string
+	for rows.Next() {
+		var typ, name string
+		if err := rows.Scan(&typ, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("create index: %w", err)
+		}
+		drops = append(drops, fmt.Sprintf("DROP %s IF EXISTS %q", strings.ToUpper(typ), name))
+	}
+	rows.Close()
+	for _, d := range drops {
+		if _, err := tx.ExecContext(ctx, d); err != nil {
+			return fmt.Errorf("drop old index table: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, ix.schema); err != nil {
+		return fmt.Errorf("apply schema: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	if v != 0 {
+		ix.log.Info("index schema changed; rebuilding from the files", "from", v, "to", ix.version)
+	}
+	return nil
+}
+
+func isCorrupt(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes the database.
+func (ix *Index) Close() error {
+	if ix.db == nil {
+		return nil
+	}
+	err := ix.db.Close()
+	ix.db = nil
+	return err
+}
+
+// Workspace is the indexed workspace.
+func (ix *Index) Workspace() *store.Workspace { return ix.ws }
+
+// write runs fn in a write transaction while holding the workspace writer
+// lock, so concurrent reme processes queue up instead of failing with
+// "database is locked".
+func (ix *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin index transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
+}
+
+// acquire takes the workspace writer lock (re-entrant in this process).
+func (ix *Index) acquire(ctx context.Context) (func(), error) {
+	if ix.lockDepth == 0 {
+		l, err := ix.ws.Lock(ctx, "index")
+		if err != nil {
+			return nil, err
+		}
+		ix.lock = l
+	}
+	ix.lockDepth++
+	return func() {
+		ix.lockDepth--
+		if ix.lockDepth == 0 {
+			ix.lock.Unlock()
+			ix.lock = nil
+		}
+	}, nil
+}
+
+// Locked runs fn while holding the workspace writer lock, so that a job's
+// file writes and the index updates that follow them are not interleaved
+// with another reme process's. fn must not wait on a model.
+func (ix *Index) Locked(ctx context.Context, fn func() error) error {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// checkpoint folds the WAL back into the database after a large write so
+// that the next process opens it quickly. Readers may keep it from
+// finishing; that is fine.
+func (ix *Index) checkpoint(ctx context.Context) {
+	if _, err := ix.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		ix.log.Debug("wal checkpoint", "err", err)
+	}
+}
+
+func elapsed(t time.Time) string { return time.Since(t).Round(time.Millisecond).String() }

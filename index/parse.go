@@ -1,0 +1,102 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// record is everything the index stores about one note.
+type record struct {
+	path, dir   string
+	size, mtime int64
+	sha         string
+	name, desc  string
+	date        string
+	fmJSON      string
+	fmErr       string
+	sessionID   string
+	sourceConv  string
+	sourceRes   string
+	dayIndex    bool
+	links       []store.Link
+	tags        []store.Tag
+	chunks      []Chunk
+	skipReason  string // set when the note is too large to index
+}
+
+// readRecord reads, hashes and parses one note. The stat is taken from the
+// open file so that it describes the bytes that were read.
+func (ix *Index) readRecord(rel string) (*record, error) {
+	f, err := os.Open(ix.ws.Abs(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotAFile
+	}
+	r := &record{path: rel, dir: path.Dir(rel), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if fi.Size() > ix.opt.MaxFileBytes {
+		r.skipReason = fmt.Sprintf("file_too_large (%d > %d bytes)", fi.Size(), ix.opt.MaxFileBytes)
+		return r, nil
+	}
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	r.sha = hex.EncodeToString(sum[:])
+	r.size = int64(len(raw))
+	parseInto(r, raw)
+	return r, nil
+}
+
+var errNotAFile = fmt.Errorf("not a file")
+
+// parseInto fills the parsed fields of r from the note bytes.
+func parseInto(r *record, raw []byte) {
+	n := store.ParseNote(r.path, raw)
+	fm := n.FM
+	if n.FMErr != nil {
+		r.fmErr = n.FMErr.Error()
+	}
+	r.name = fm.String("name")
+	r.desc = fm.String("description")
+	r.date = store.DateFromPath(r.path)
+	r.fmJSON = fm.JSON()
+	r.sessionID = fm.String("session_id")
+	r.sourceConv = fm.String("source_conversation")
+	r.sourceRes = fm.String("source_resource")
+	r.dayIndex = isDayIndexPage(r.path)
+	r.links = store.ParseLinks(n.Body, n.BodyLine)
+	r.tags = store.NormalizeTags(fm.Strings(store.TagKey), store.MaxTagsPerNote)
+	if r.dayIndex {
+		return // linked, listed, but not searched: its text repeats its cards
+	}
+	r.chunks = ChunkMarkdown(n.Body, n.BodyLine, maxChunkBytes)
+	if len(r.chunks) == 0 && (r.name != "" || r.desc != "") {
+		// A note with only a header stays findable by its name and description.
+		end := n.BodyLine - 1
+		if end < 1 {
+			end = 1
+		}
+		r.chunks = []Chunk{{StartLine: 1, EndLine: end, Text: ""}}
+	}
+}
+
+// isDayIndexPage matches daily/YYYY-MM-DD.md.
+func isDayIndexPage(rel string) bool {
+	d, ok := strings.CutPrefix(rel, store.DailyDir+"/")
+	return ok && strings.HasSuffix(d, ".md") && store.IsDate(strings.TrimSuffix(d, ".md"))
+}

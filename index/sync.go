@@ -1,0 +1,332 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// FileResult is the outcome for one file of a sync or reindex.
+type FileResult struct {
+	Path    string `json:"path"`
+	Change  string `json:"change"` // added, modified, deleted
+	Success bool   `json:"success"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// SyncReport summarises a sync or a rebuild.
+type SyncReport struct {
+	Added     int           `json:"added"`
+	Modified  int           `json:"modified"`
+	Deleted   int           `json:"deleted"`
+	Unchanged int           `json:"unchanged"`
+	Indexed   int           `json:"indexed"`
+	Problems  []FileResult  `json:"problems"` // failures and skips
+	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
+	Elapsed   time.Duration `json:"-"`
+}
+
+// Progress receives (done, total) while a sync applies changes.
+type Progress func(done, total int)
+
+// Sync reconciles the index with the files: a size+mtime scan, a hash to
+// confirm, then added, modified and deleted notes applied in one
+// transaction. Running it again with nothing changed does nothing.
+func (ix *Index) Sync(ctx context.Context) (*SyncReport, error) {
+	return ix.sync(ctx, false, nil)
+}
+
+// SyncProgress is Sync with a progress callback.
+func (ix *Index) SyncProgress(ctx context.Context, progress Progress) (*SyncReport, error) {
+	return ix.sync(ctx, false, progress)
+}
+
+// Rebuild throws the index content away and indexes every note again.
+func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, error) {
+	return ix.sync(ctx, true, progress)
+}
+
+func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncReport, error) {
+	start := time.Now()
+	rep := &SyncReport{}
+	var (
+		cached   map[string][]fileStat
+		cacheErr error
+		wg       sync.WaitGroup
+	)
+	if !full {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cached, cacheErr = ix.loadScanCache(ctx)
+		}()
+	}
+	disk, err := scanTree(ctx, ix.ws.Root, ix.opt.Roots, ix.opt.Workers)
+	wg.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("scan workspace: %w", err)
+	}
+	if cacheErr != nil {
+		return nil, cacheErr
+	}
+	total := 0
+	for _, l := range disk {
+		total += len(l.files)
+		for _, s := range l.skipped {
+			rep.Problems = append(rep.Problems, FileResult{Path: s.path, Change: "added", Success: true, Skipped: true, Reason: s.reason})
+		}
+	}
+	var changes []change
+	if full {
+		for dir, l := range disk {
+			for _, f := range l.files {
+				changes = append(changes, change{path: dir + "/" + f.name, kind: "added", stat: f})
+			}
+		}
+		sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	} else {
+		changes = diffListings(disk, cached)
+	}
+	if len(changes) == 0 && !full {
+		rep.Unchanged = total
+		rep.Indexed = total
+		rep.Elapsed = time.Since(start)
+		ix.synced = true
+		return rep, nil
+	}
+	if err := ix.write(ctx, func(tx *sql.Tx) error {
+		return ix.apply(ctx, tx, changes, full, rep, progress)
+	}); err != nil {
+		return nil, err
+	}
+	if full || len(changes) > 500 {
+		ix.checkpoint(ctx)
+	}
+	rep.Unchanged = total - rep.Added - rep.Modified
+	if rep.Unchanged < 0 {
+		rep.Unchanged = 0
+	}
+	if full {
+		rep.Files = append(rep.Files, skippedByScan(rep.Problems)...)
+		sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Path < rep.Files[j].Path })
+	}
+	sort.Slice(rep.Problems, func(i, j int) bool { return rep.Problems[i].Path < rep.Problems[j].Path })
+	rep.Elapsed = time.Since(start)
+	ix.synced = true
+	ix.log.Debug("index sync", "added", rep.Added, "modified", rep.Modified, "deleted", rep.Deleted, "elapsed", elapsed(start))
+	return rep, nil
+}
+
+// skippedByScan picks the scan's own skips (symlinks, special files), which
+// never reach apply.
+func skippedByScan(problems []FileResult) []FileResult {
+	var out []FileResult
+	for _, p := range problems {
+		if p.Skipped && !strings.HasPrefix(p.Reason, "file_too_large") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// UpdatePaths re-indexes specific notes right after reme wrote, moved or
+// removed them, without a full scan.
+func (ix *Index) UpdatePaths(ctx context.Context, paths ...string) error {
+	var changes []change
+	for _, p := range paths {
+		if !store.IsNotePath(p, ix.opt.Roots) {
+			continue
+		}
+		kind := "modified"
+		if _, err := os.Lstat(ix.ws.Abs(p)); errors.Is(err, fs.ErrNotExist) {
+			kind = "deleted"
+		}
+		changes = append(changes, change{path: p, kind: kind})
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	rep := &SyncReport{}
+	if err := ix.write(ctx, func(tx *sql.Tx) error { return ix.apply(ctx, tx, changes, false, rep, nil) }); err != nil {
+		return err
+	}
+	for _, p := range rep.Problems {
+		if !p.Success {
+			return fmt.Errorf("index %s: %s", p.Path, p.Error)
+		}
+	}
+	return nil
+}
+
+func (ix *Index) loadScanCache(ctx context.Context) (map[string][]fileStat, error) {
+	rows, err := ix.db.QueryContext(ctx, "SELECT dir, files FROM scan_dirs")
+	if err != nil {
+		return nil, fmt.Errorf("read scan cache: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]fileStat{}
+	for rows.Next() {
+		var dir string
+		var blob []byte
+		if err := rows.Scan(&dir, &blob); err != nil {
+			return nil, fmt.Errorf("read scan cache: %w", err)
+		}
+		files, err := decodeListing(blob)
+		if err != nil {
+			return nil, fmt.Errorf("read scan cache %s: %w", dir, err)
+		}
+		out[dir] = files
+	}
+	return out, rows.Err()
+}
+
+// apply writes changes inside tx. Files are read and parsed by parallel
+// workers while this goroutine inserts.
+func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full bool, rep *SyncReport, progress Progress) error {
+	w, err := newWriter(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	if full {
+		if err := w.clear(ctx); err != nil {
+			return err
+		}
+	}
+	dirs := map[string]bool{}
+	var reads []change
+	for _, c := range changes {
+		dirs[path.Dir(c.path)] = true
+		if c.kind == "deleted" {
+			existed, err := w.deleteNote(ctx, c.path)
+			if err != nil {
+				return err
+			}
+			if existed {
+				rep.Deleted++
+			}
+			continue
+		}
+		reads = append(reads, c)
+	}
+	type result struct {
+		c   change
+		rec *record
+		err error
+	}
+	jobs := make(chan change)
+	results := make(chan result, 64)
+	var wg sync.WaitGroup
+	for i := 0; i < ix.opt.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				rec, err := ix.readRecord(c.path)
+				results <- result{c, rec, err}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, c := range reads {
+			select {
+			case jobs <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	done := 0
+	var firstErr error
+	for r := range results {
+		done++
+		if progress != nil {
+			progress(done, len(reads))
+		}
+		if firstErr != nil {
+			continue // drain
+		}
+		kind := r.c.kind
+		if r.err != nil {
+			if errors.Is(r.err, fs.ErrNotExist) {
+				// Vanished since the scan: make sure no stale row survives.
+				if _, err := w.deleteNote(ctx, r.c.path); err != nil {
+					firstErr = err
+				}
+				continue
+			}
+			msg := r.err.Error()
+			var pe *fs.PathError
+			if errors.As(r.err, &pe) {
+				msg = pe.Err.Error()
+			}
+			fr := FileResult{Path: r.c.path, Change: kind, Error: msg}
+			rep.Problems = append(rep.Problems, fr)
+			if full {
+				rep.Files = append(rep.Files, fr)
+			}
+			continue
+		}
+		status, err := w.upsert(ctx, r.rec, full)
+		if err != nil {
+			firstErr = err
+			continue
+		}
+		switch status {
+		case upsertAdded:
+			rep.Added++
+		case upsertModified:
+			rep.Modified++
+		}
+		fr := FileResult{Path: r.c.path, Change: kind, Success: true}
+		if r.rec.skipReason != "" {
+			fr.Skipped, fr.Reason = true, r.rec.skipReason
+			rep.Problems = append(rep.Problems, fr)
+		}
+		if full {
+			rep.Files = append(rep.Files, fr)
+		}
+	}
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if full {
+		if err := w.rebuildScanCache(ctx); err != nil {
+			return err
+		}
+	} else {
+		names := make([]string, 0, len(dirs))
+		for d := range dirs {
+			names = append(names, d)
+		}
+		sort.Strings(names)
+		for _, d := range names {
+			if err := w.refreshScanDir(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM notes WHERE skipped IS NULL").Scan(&n); err == nil {
+		rep.Indexed = n
+	}
+	return nil
+}

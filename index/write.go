@@ -1,0 +1,246 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// writer holds the prepared statements of one write transaction.
+type writer struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+var writerSQL = map[string]string{
+	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256, frontmatter,
+		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"link":     `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
+	"tag":      `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
+	"chunk":    `INSERT INTO chunks(note_id, start_line, end_line, text) VALUES (?, ?, ?, ?)`,
+	"fts":      `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
+	"lookup":   `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
+	"touch":    `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
+	"ftsDel":   `DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id = ?)`,
+	"noteDel":  `DELETE FROM notes WHERE id = ?`,
+	"dirFiles": `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
+	"dirPut":   `INSERT OR REPLACE INTO scan_dirs(dir, files) VALUES (?, ?)`,
+	"dirDel":   `DELETE FROM scan_dirs WHERE dir = ?`,
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
+	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
+	for k, q := range writerSQL {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare index statement %s: %w", k, err)
+		}
+		w.stmts[k] = st
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, st := range w.stmts {
+		st.Close()
+	}
+}
+
+// clear empties every table for a rebuild.
+func (w *writer) clear(ctx context.Context) error {
+	for _, q := range []string{
+		`INSERT INTO chunk_fts(chunk_fts) VALUES('delete-all')`,
+		`DELETE FROM links`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
+	} {
+		if _, err := w.tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("clear index: %w", err)
+		}
+	}
+	return nil
+}
+
+type upsertStatus int
+
+const (
+	upsertUnchanged upsertStatus = iota
+	upsertTouched                // same bytes, new mtime
+	upsertAdded
+	upsertModified
+)
+
+// upsert stores a record, replacing an older version of the note. When the
+// index already holds the same bytes (another process got there first, or
+// the file was only touched) only the stat is refreshed.
+func (w *writer) upsert(ctx context.Context, r *record, fresh bool) (upsertStatus, error) {
+	status := upsertAdded
+	if !fresh {
+		var (
+			id          int64
+			sha         string
+			size, mtime int64
+		)
+		err := w.stmts["lookup"].QueryRowContext(ctx, r.path).Scan(&id, &sha, &size, &mtime)
+		switch {
+		case err == sql.ErrNoRows:
+		case err != nil:
+			return 0, fmt.Errorf("index %s: %w", r.path, err)
+		case sha == r.sha && r.skipReason == "":
+			if size == r.size && mtime == r.mtime {
+				return upsertUnchanged, nil
+			}
+			if _, err := w.stmts["touch"].ExecContext(ctx, r.size, r.mtime, id); err != nil {
+				return 0, fmt.Errorf("index %s: %w", r.path, err)
+			}
+			return upsertTouched, nil
+		default:
+			if err := w.deleteID(ctx, id); err != nil {
+				return 0, fmt.Errorf("index %s: %w", r.path, err)
+			}
+			status = upsertModified
+		}
+	}
+	if err := w.insert(ctx, r); err != nil {
+		return 0, fmt.Errorf("index %s: %w", r.path, err)
+	}
+	return status, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (w *writer) insert(ctx context.Context, r *record) error {
+	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
+		r.fmJSON, nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
+	if err != nil {
+		return err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	for _, l := range r.links {
+		if _, err := w.stmts["link"].ExecContext(ctx, id, l.Target, l.Anchor, l.Alias, l.Embed, l.Line); err != nil {
+			return err
+		}
+	}
+	for i, t := range r.tags {
+		if _, err := w.stmts["tag"].ExecContext(ctx, t.Key, t.Label, id, i); err != nil {
+			return err
+		}
+	}
+	name := r.name
+	if name == "" {
+		name = strings.TrimSuffix(r.path[strings.LastIndexByte(r.path, '/')+1:], ".md")
+	}
+	ftsName, ftsDesc := ftsText(name), ftsText(r.desc)
+	for _, c := range r.chunks {
+		body := ftsText(linkWords(c.Text))
+		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.Text)
+		if err != nil {
+			return err
+		}
+		cid, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if _, err := w.stmts["fts"].ExecContext(ctx, cid, ftsName, ftsDesc, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteNote removes a note by path; it reports whether it was indexed.
+func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
+	var id int64
+	var sha string
+	var size, mtime int64
+	err := w.stmts["lookup"].QueryRowContext(ctx, path).Scan(&id, &sha, &size, &mtime)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("unindex %s: %w", path, err)
+	}
+	if err := w.deleteID(ctx, id); err != nil {
+		return false, fmt.Errorf("unindex %s: %w", path, err)
+	}
+	return true, nil
+}
+
+func (w *writer) deleteID(ctx context.Context, id int64) error {
+	if _, err := w.stmts["ftsDel"].ExecContext(ctx, id); err != nil {
+		return err
+	}
+	_, err := w.stmts["noteDel"].ExecContext(ctx, id)
+	return err
+}
+
+// refreshScanDir rewrites one folder's scan-cache row from the notes table.
+func (w *writer) refreshScanDir(ctx context.Context, dir string) error {
+	rows, err := w.stmts["dirFiles"].QueryContext(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("scan cache %s: %w", dir, err)
+	}
+	var files []fileStat
+	for rows.Next() {
+		var p string
+		var f fileStat
+		if err := rows.Scan(&p, &f.size, &f.mtime); err != nil {
+			rows.Close()
+			return fmt.Errorf("scan cache %s: %w", dir, err)
+		}
+		f.name = p[strings.LastIndexByte(p, '/')+1:]
+		files = append(files, f)
+	}
+	rows.Close()
+	if len(files) == 0 {
+		_, err = w.stmts["dirDel"].ExecContext(ctx, dir)
+	} else {
+		_, err = w.stmts["dirPut"].ExecContext(ctx, dir, encodeListing(files))
+	}
+	if err != nil {
+		return fmt.Errorf("scan cache %s: %w", dir, err)
+	}
+	return nil
+}
+
+// rebuildScanCache recomputes every folder's row after a rebuild.
+func (w *writer) rebuildScanCache(ctx context.Context) error {
+	rows, err := w.tx.QueryContext(ctx, `SELECT dir, path, size, mtime FROM notes ORDER BY dir, path`)
+	if err != nil {
+		return fmt.Errorf("scan cache: %w", err)
+	}
+	byDir := map[string][]fileStat{}
+	var order []string
+	for rows.Next() {
+		var dir, p string
+		var f fileStat
+		if err := rows.Scan(&dir, &p, &f.size, &f.mtime); err != nil {
+			rows.Close()
+			return fmt.Errorf("scan cache: %w", err)
+		}
+		f.name = p[strings.LastIndexByte(p, '/')+1:]
+		if _, ok := byDir[dir]; !ok {
+			order = append(order, dir)
+		}
+		byDir[dir] = append(byDir[dir], f)
+	}
+	rows.Close()
+	if _, err := w.tx.ExecContext(ctx, `DELETE FROM scan_dirs`); err != nil {
+		return fmt.Errorf("scan cache: %w", err)
+	}
+	for _, d := range order {
+		if _, err := w.stmts["dirPut"].ExecContext(ctx, d, encodeListing(byDir[d])); err != nil {
+			return fmt.Errorf("scan cache %s: %w", d, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,22 @@
+// Command reme gives LLM agents a long-term memory people can read: markdown
+// cards in a workspace, mirrored into an embedded SQLite index for search.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"os"
+	"os/signal"
+	"syscall"
+	_ "time/tzdata" // IANA time zones work on systems without a zoneinfo database
+)
+
+//go:embed schema.sql
+var schemaSQL string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

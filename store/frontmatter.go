@@ -1,0 +1,338 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ErrFrontmatter is wrapped by every frontmatter parse error.
+var ErrFrontmatter = errors.New("invalid frontmatter")
+
+// maxYAMLNodes bounds alias expansion so a hostile "billion laughs"
+// document cannot blow up memory when converted to values.
+const maxYAMLNodes = 10000
+
+// Frontmatter is a note's YAML header kept as a yaml.v3 node tree, so that
+// rewriting keeps key order, unknown keys and comments. Values are read with
+// one interpretation everywhere (YAML 1.2 core schema): `no` and
+// `2026-06-20` stay strings.
+type Frontmatter struct {
+	doc   *yaml.Node // DocumentNode holding a MappingNode
+	dirty bool       // changed since parsing; unchanged headers are written back byte for byte
+}
+
+// NewFrontmatter returns an empty mapping.
+func NewFrontmatter() *Frontmatter {
+	return &Frontmatter{doc: &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}}
+}
+
+// SplitFrontmatter separates a leading `---` fenced YAML block from the body.
+// bodyLine is the 1-based line number of the body's first line. Without a
+// complete fence the whole text is body.
+func SplitFrontmatter(text string) (yamlText, body string, bodyLine int, ok bool) {
+	first, rest, found := strings.Cut(text, "\n")
+	if !found || strings.TrimSpace(first) != "---" {
+		return "", text, 1, false
+	}
+	line := 2
+	off := 0
+	for off <= len(rest) {
+		end := strings.IndexByte(rest[off:], '\n')
+		var cur string
+		next := len(rest) + 1
+		if end < 0 {
+			cur = rest[off:]
+		} else {
+			cur = rest[off : off+end]
+			next = off + end + 1
+		}
+		if strings.TrimSpace(cur) == "---" {
+			b := ""
+			if next <= len(rest) {
+				b = rest[next:]
+			}
+			return rest[:off], b, line + 1, true
+		}
+		if end < 0 {
+			break
+		}
+		off = next
+		line++
+	}
+	return "", text, 1, false
+}
+
+// ParseFrontmatter parses the YAML between the fences. The root must be a
+// mapping; an empty block is an empty mapping.
+func ParseFrontmatter(yamlText string) (*Frontmatter, error) {
+	if strings.TrimSpace(yamlText) == "" {
+		return NewFrontmatter(), nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(yamlText), &doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFrontmatter, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return NewFrontmatter(), nil
+	}
+	if doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: not a mapping", ErrFrontmatter)
+	}
+	return &Frontmatter{doc: &doc}, nil
+}
+
+func (f *Frontmatter) mapping() *yaml.Node { return f.doc.Content[0] }
+
+// Len is the number of keys.
+func (f *Frontmatter) Len() int { return len(f.mapping().Content) / 2 }
+
+// Keys returns the keys in file order.
+func (f *Frontmatter) Keys() []string {
+	m := f.mapping()
+	keys := make([]string, 0, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
+	}
+	return keys
+}
+
+func (f *Frontmatter) node(key string) *yaml.Node {
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return resolveAlias(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// Has reports whether key is present.
+func (f *Frontmatter) Has(key string) bool { return f.node(key) != nil }
+
+// String returns a scalar value as written (null is ""). Non-scalars are "".
+func (f *Frontmatter) String(key string) string {
+	n := f.node(key)
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+// Strings returns a list of scalars; a single scalar counts as a list of one.
+func (f *Frontmatter) Strings(key string) []string {
+	n := f.node(key)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" || n.Value == "" {
+			return nil
+		}
+		return []string{n.Value}
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			c = resolveAlias(c)
+			if c != nil && c.Kind == yaml.ScalarNode && c.ShortTag() != "!!null" {
+				out = append(out, c.Value)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// IsList reports whether key holds a YAML sequence.
+func (f *Frontmatter) IsList(key string) bool {
+	n := f.node(key)
+	return n != nil && n.Kind == yaml.SequenceNode
+}
+
+// Value converts one key's value to plain Go values (strings, bools, int64,
+// json.Number, []any, map[string]any, nil).
+func (f *Frontmatter) Value(key string) any {
+	n := f.node(key)
+	if n == nil {
+		return nil
+	}
+	budget := maxYAMLNodes
+	return toValue(n, &budget)
+}
+
+// Map converts the whole mapping; JSON encoding of it sorts the keys.
+func (f *Frontmatter) Map() map[string]any {
+	budget := maxYAMLNodes
+	v, _ := toValue(f.mapping(), &budget).(map[string]any)
+	if v == nil {
+		v = map[string]any{}
+	}
+	return v
+}
+
+// JSON is the frontmatter as a JSON object.
+func (f *Frontmatter) JSON() string {
+	b, err := json.Marshal(f.Map())
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+func toValue(n *yaml.Node, budget *int) any {
+	*budget--
+	if *budget < 0 || n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return toValue(n.Alias, budget)
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return toValue(n.Content[0], budget)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			out = append(out, toValue(c, budget))
+		}
+		return out
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := resolveAlias(n.Content[i])
+			key := ""
+			if k != nil {
+				key = k.Value
+			}
+			if _, dup := out[key]; !dup {
+				out[key] = toValue(n.Content[i+1], budget)
+			}
+		}
+		return out
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		b, err := strconv.ParseBool(strings.ToLower(n.Value))
+		if err != nil {
+			return n.Value
+		}
+		return b
+	case "!!int":
+		if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			return i
+		}
+		return n.Value
+	case "!!float":
+		if json.Valid([]byte(n.Value)) {
+			return json.Number(n.Value)
+		}
+		return n.Value
+	}
+	return n.Value
+}
+
+// Set replaces a key's value in place, or appends the key. Comments on the
+// key survive.
+func (f *Frontmatter) Set(key string, v any) error {
+	var val yaml.Node
+	if err := val.Encode(v); err != nil {
+		return fmt.Errorf("encode frontmatter %s: %w", key, err)
+	}
+	if val.Kind == yaml.SequenceNode && len(val.Content) <= 8 && allScalars(val.Content) {
+		val.Style = yaml.FlowStyle // memory_tags: [a, b] reads better than a block list
+	}
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			old := m.Content[i+1]
+			val.LineComment = old.LineComment
+			val.FootComment = old.FootComment
+			if old.Kind == yaml.SequenceNode && val.Kind == yaml.SequenceNode {
+				val.Style = old.Style
+			}
+			m.Content[i+1] = &val
+			f.dirty = true
+			return nil
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &val)
+	f.dirty = true
+	return nil
+}
+
+func allScalars(ns []*yaml.Node) bool {
+	for _, n := range ns {
+		if n.Kind != yaml.ScalarNode || strings.ContainsAny(n.Value, "\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete removes a key; it reports whether the key was present.
+func (f *Frontmatter) Delete(key string) bool {
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			f.dirty = true
+			return true
+		}
+	}
+	return false
+}
+
+// Dirty reports whether the mapping changed since it was parsed.
+func (f *Frontmatter) Dirty() bool { return f.dirty }
+
+// Clone returns a deep copy.
+func (f *Frontmatter) Clone() *Frontmatter {
+	return &Frontmatter{doc: cloneNode(f.doc), dirty: f.dirty}
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = cloneNode(ch)
+	}
+	return &c
+}
+
+// Render writes the mapping back as YAML (without fences). An empty mapping
+// renders as "".
+func (f *Frontmatter) Render() (string, error) {
+	if f.Len() == 0 && f.doc.HeadComment == "" && f.mapping().HeadComment == "" {
+		return "", nil
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(f.doc); err != nil {
+		return "", fmt.Errorf("render frontmatter: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", fmt.Errorf("render frontmatter: %w", err)
+	}
+	return buf.String(), nil
+}
