@@ -1,0 +1,644 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// sleepRecorder replaces CohereConfig.Sleep: it records each delay and
+// returns at once, so retry tests take no time.
+type sleepRecorder struct {
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (r *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
+	r.mu.Lock()
+	r.delays = append(r.delays, d)
+	r.mu.Unlock()
+	return ctx.Err()
+}
+
+func (r *sleepRecorder) got() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.delays...)
+}
+
+func newTestCohere(t *testing.T, baseURL string, mod func(*CohereConfig)) (*Cohere, *sleepRecorder) {
+	t.Helper()
+	rec := &sleepRecorder{}
+	cfg := CohereConfig{APIKey: FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := NewCohere(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const tinyPNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+var writeTool = Tool{
+	Name:        "daily_write",
+	Description: "Create the day's note for this conversation.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{
+		"name":{"type":"string","description":"file name stem"},
+		"description":{"type":"string"},
+		"tags":{"type":"array","items":{"type":"string"}},
+		"content":{"type":"string"}},
+		"required":["name","description","content"],"additionalProperties":false}`),
+}
+
+var readTool = Tool{
+	Name:        "read",
+	Description: "Read a workspace file.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer"}},"required":["path"]}`),
+}
+
+func TestCohereGoldenRequests(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{
+			name: "text_only",
+			req:  Request{Messages: []Message{TextMessage(RoleUser, "Hello there.")}},
+		},
+		{
+			name: "full_conversation",
+			req: Request{
+				Temperature: ptr(0.3),
+				MaxTokens:   2000,
+				Tools:       []Tool{writeTool, readTool},
+				Messages: []Message{
+					TextMessage(RoleSystem, "You are an automatic memory system."),
+					{Role: RoleUser, Parts: []Part{{Text: "Remember this screenshot."}, {ImageURL: tinyPNG}}},
+					{
+						Role:     RoleAssistant,
+						ToolPlan: "I will read the existing note first.",
+						ToolCalls: []ToolCall{{
+							ID: "read_abc123", Name: "read",
+							Arguments: json.RawMessage(`{"path":"daily/2026-06-20/cold-remedies.md"}`),
+						}},
+					},
+					{Role: RoleTool, ToolCallID: "read_abc123", Parts: []Part{{Text: "---\nname: cold-remedies\n---\n\nGinger tea."}}},
+					{Role: RoleAssistant, Parts: []Part{{Text: "The note exists."}, {Text: "Nothing to add."}}},
+					TextMessage(RoleUser, "Thanks."),
+				},
+			},
+		},
+		{
+			name: "explicit_model_empty_tool_result",
+			req: Request{
+				Model: "command-r7b-12-2024",
+				Tools: []Tool{{Name: "list_tags", Description: "List tags."}},
+				Messages: []Message{
+					{Role: RoleSystem, Parts: []Part{{Text: "Rule one."}, {Text: "Rule two."}}},
+					TextMessage(RoleUser, "Tag it."),
+					{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "list_tags"}}},
+					{Role: RoleTool, ToolCallID: "c1"},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewFakeCohereServer(t, FakeReply{Text: "ok"})
+			c, _ := newTestCohere(t, srv.URL(), nil)
+			if _, err := c.Chat(t.Context(), tt.req); err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("server got %d requests, want 1", len(reqs))
+			}
+			var got bytes.Buffer
+			if err := json.Indent(&got, reqs[0], "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			got.WriteByte('\n')
+			golden := filepath.Join("testdata", "golden", "request_"+tt.name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if diff := cmp.Diff(string(want), got.String()); diff != "" {
+				t.Errorf("request body mismatch (-golden +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCohereParsesReplies(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply FakeReply
+		want  *Response
+	}{
+		{
+			name:  "text",
+			reply: FakeReply{Text: "Created the note.", InputTokens: 120, OutputTokens: 8},
+			want: &Response{
+				Message:      TextMessage(RoleAssistant, "Created the note."),
+				FinishReason: "COMPLETE",
+				Usage:        Usage{InputTokens: 120, OutputTokens: 8},
+			},
+		},
+		{
+			name: "tool_calls",
+			reply: FakeReply{
+				ToolPlan: "Write the note, then read it back.",
+				ToolCalls: []FakeToolCall{
+					{ID: "w1", Name: "daily_write", Arguments: json.RawMessage(`{"name": "cold-remedies", "tags": ["health"]}`)},
+					{Name: "read", Arguments: json.RawMessage(`"{\"path\": oops"`)},
+				},
+				InputTokens: 50, OutputTokens: 30,
+			},
+			want: &Response{
+				Message: Message{
+					Role:     RoleAssistant,
+					ToolPlan: "Write the note, then read it back.",
+					ToolCalls: []ToolCall{
+						{ID: "w1", Name: "daily_write", Arguments: json.RawMessage(`{"name":"cold-remedies","tags":["health"]}`)},
+						{ID: "call_1_1", Name: "read", Arguments: json.RawMessage(`{"path": oops`)},
+					},
+				},
+				FinishReason: "TOOL_CALL",
+				Usage:        Usage{InputTokens: 50, OutputTokens: 30},
+			},
+		},
+		{
+			name: "thinking_is_dropped_and_billed_units_used",
+			reply: FakeReply{Body: `{"id":"x","finish_reason":"COMPLETE","message":{"role":"assistant","content":[
+				{"type":"thinking","thinking":"hmm"},{"type":"text","text":"First."},{"type":"text","text":"Second."}]},
+				"usage":{"billed_units":{"input_tokens":7,"output_tokens":3}}}`},
+			want: &Response{
+				Message:      Message{Role: RoleAssistant, Parts: []Part{{Text: "First."}, {Text: "Second."}}},
+				FinishReason: "COMPLETE",
+				Usage:        Usage{InputTokens: 7, OutputTokens: 3},
+			},
+		},
+		{
+			name:  "tool_call_without_arguments",
+			reply: FakeReply{Body: `{"id":"x","finish_reason":"TOOL_CALL","message":{"role":"assistant","tool_calls":[{"id":"t","type":"function","function":{"name":"list_tags"}}]}}`},
+			want: &Response{
+				Message:      Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t", Name: "list_tags", Arguments: json.RawMessage(`{}`)}}},
+				FinishReason: "TOOL_CALL",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewFakeCohereServer(t, tt.reply)
+			c, _ := newTestCohere(t, srv.URL(), nil)
+			got, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("response mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCohereErrors(t *testing.T) {
+	hi := Request{Messages: []Message{TextMessage(RoleUser, "hi")}}
+	tests := []struct {
+		name       string
+		replies    []FakeReply
+		maxRetries int
+		timeout    time.Duration
+		wantErr    error
+		wantText   string
+		wantCalls  int
+		wantSleeps []time.Duration // exact delays; nil means none
+		sleepRange bool            // compare wantSleeps as the nominal backoff (±20%)
+	}{
+		{
+			name:      "401 fails at once",
+			replies:   []FakeReply{{Status: 401, Body: `{"id":"e","message":"invalid api token"}`}},
+			wantErr:   ErrUnauthorized,
+			wantText:  "cohere chat: unauthorized (401): check COHERE_API_KEY: invalid api token",
+			wantCalls: 1,
+		},
+		{
+			name:      "400 fails at once",
+			replies:   []FakeReply{{Status: 400, Body: `{"message":"invalid request: model 'x' not found"}`}},
+			wantErr:   ErrBadRequest,
+			wantText:  "cohere chat: bad request (400): invalid request: model 'x' not found",
+			wantCalls: 1,
+		},
+		{
+			name: "500 until retries run out",
+			replies: []FakeReply{
+				{Status: 500}, {Status: 502}, {Status: 503}, {Status: 500, Body: `{"message":"internal server error"}`},
+			},
+			wantErr:    ErrServer,
+			wantText:   "cohere chat: server error (500) after 4 attempts: internal server error",
+			wantCalls:  4,
+			wantSleeps: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second},
+			sleepRange: true,
+		},
+		{
+			name:       "429 until retries run out",
+			replies:    []FakeReply{{Status: 429}, {Status: 429}},
+			maxRetries: 1,
+			wantErr:    ErrRateLimited,
+			wantText:   "cohere chat: rate limited (429) after 2 attempts: Too Many Requests",
+			wantCalls:  2,
+			wantSleeps: []time.Duration{time.Second},
+			sleepRange: true,
+		},
+		{
+			name:       "retries disabled",
+			replies:    []FakeReply{{Status: 503}},
+			maxRetries: -1,
+			wantErr:    ErrServer,
+			wantCalls:  1,
+		},
+		{
+			name:      "malformed JSON",
+			replies:   []FakeReply{{Body: `{"id": "x", "message": {`}},
+			wantErr:   ErrBadResponse,
+			wantCalls: 1,
+		},
+		{
+			name:      "no message",
+			replies:   []FakeReply{{Body: `{"id":"x","finish_reason":"COMPLETE"}`}},
+			wantErr:   ErrBadResponse,
+			wantText:  "cohere chat: bad response: response has no message",
+			wantCalls: 1,
+		},
+		{
+			name:      "tool call without a name",
+			replies:   []FakeReply{{Body: `{"id":"x","message":{"role":"assistant","tool_calls":[{"id":"a","function":{}}]}}`}},
+			wantErr:   ErrBadResponse,
+			wantCalls: 1,
+		},
+		{
+			name:       "timeout",
+			replies:    []FakeReply{{Delay: 10 * time.Second, Text: "too late"}},
+			maxRetries: -1,
+			timeout:    100 * time.Millisecond,
+			wantErr:    ErrTimeout,
+			wantText:   "cohere chat: timeout: no answer within 100ms",
+			wantCalls:  1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewFakeCohereServer(t, tt.replies...)
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *CohereConfig) {
+				cfg.MaxRetries = tt.maxRetries
+				if tt.timeout != 0 {
+					cfg.Timeout = tt.timeout
+				}
+			})
+			start := time.Now()
+			_, err := c.Chat(t.Context(), hi)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantText != "" && err.Error() != tt.wantText {
+				t.Errorf("error text = %q\nwant %q", err.Error(), tt.wantText)
+			}
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				t.Errorf("error %v must not look like the caller's context ending", err)
+			}
+			if n := len(srv.Requests()); n != tt.wantCalls {
+				t.Errorf("server got %d requests, want %d", n, tt.wantCalls)
+			}
+			got := sleeps.got()
+			if len(got) != len(tt.wantSleeps) {
+				t.Fatalf("slept %v, want %d sleeps like %v", got, len(tt.wantSleeps), tt.wantSleeps)
+			}
+			for i, d := range got {
+				lo, hi := tt.wantSleeps[i], tt.wantSleeps[i]
+				if tt.sleepRange {
+					lo, hi = lo*8/10, hi*12/10
+				}
+				if d < lo || d > hi {
+					t.Errorf("sleep %d = %v, want within [%v, %v]", i, d, lo, hi)
+				}
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Errorf("took %v; retries must not really sleep", time.Since(start))
+			}
+			var apiErr *APIError
+			if errors.As(err, &apiErr) && apiErr.Attempts != tt.wantCalls {
+				t.Errorf("APIError.Attempts = %d, want %d", apiErr.Attempts, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestCohereRetriesThenSucceeds(t *testing.T) {
+	tests := []struct {
+		name       string
+		replies    []FakeReply
+		wantSleeps []time.Duration
+	}{
+		{
+			name:       "429 with Retry-After seconds",
+			replies:    []FakeReply{{Status: 429, Header: map[string]string{"Retry-After": "7"}}, {Text: "done"}},
+			wantSleeps: []time.Duration{7 * time.Second},
+		},
+		{
+			name:       "Retry-After is capped",
+			replies:    []FakeReply{{Status: 503, Header: map[string]string{"Retry-After": "3600"}}, {Text: "done"}},
+			wantSleeps: []time.Duration{retryAfterCap},
+		},
+		{
+			name: "timeout then success",
+			replies: []FakeReply{
+				{Delay: 10 * time.Second, Text: "too late"},
+				{Status: 429, Header: map[string]string{"Retry-After": "2"}},
+				{Text: "done"},
+			},
+			wantSleeps: []time.Duration{0, 2 * time.Second},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewFakeCohereServer(t, tt.replies...)
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *CohereConfig) { cfg.Timeout = 100 * time.Millisecond })
+			resp, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Text() != "done" {
+				t.Errorf("text = %q, want done", resp.Message.Text())
+			}
+			got := sleeps.got()
+			if len(got) != len(tt.wantSleeps) {
+				t.Fatalf("slept %v, want %v", got, tt.wantSleeps)
+			}
+			for i, want := range tt.wantSleeps {
+				if want == 0 {
+					// A backoff without Retry-After: nominal 1s with jitter.
+					if got[i] < 800*time.Millisecond || got[i] > 1200*time.Millisecond {
+						t.Errorf("sleep %d = %v, want about 1s", i, got[i])
+					}
+					continue
+				}
+				if got[i] != want {
+					t.Errorf("sleep %d = %v, want %v (Retry-After)", i, got[i], want)
+				}
+			}
+			if n := len(srv.Requests()); n != len(tt.replies) {
+				t.Errorf("server got %d requests, want %d", n, len(tt.replies))
+			}
+		})
+	}
+}
+
+func TestCohereCancelDuringBackoff(t *testing.T) {
+	srv := NewFakeCohereServer(t, FakeReply{Status: 500}, FakeReply{Text: "never asked"})
+	// The real Sleep: the first backoff is at least 800ms, cancel comes at 50ms.
+	c, err := NewCohere(CohereConfig{APIKey: FakeAPIKey, BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = c.Chat(ctx, Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("returned after %v, want promptly after cancel", d)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("server got %d requests, want 1", n)
+	}
+}
+
+func TestCohereCancelDuringRequest(t *testing.T) {
+	srv := NewFakeCohereServer(t, FakeReply{Delay: 10 * time.Second, Text: "late"})
+	c, _ := newTestCohere(t, srv.URL(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Chat(ctx, Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error = %v, want context.DeadlineExceeded", err)
+	}
+	if errors.Is(err, ErrTimeout) {
+		t.Errorf("the caller's deadline must not be reported as ErrTimeout: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+}
+
+func TestCohereInvalidRequests(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"no messages", Request{}, "no messages"},
+		{"image in system", Request{Messages: []Message{{Role: RoleSystem, Parts: []Part{{ImageURL: tinyPNG}}}}}, "only user messages may carry images"},
+		{"both text and image", Request{Messages: []Message{{Role: RoleUser, Parts: []Part{{Text: "a", ImageURL: tinyPNG}}}}}, "both text and image_url"},
+		{"tool without id", Request{Messages: []Message{{Role: RoleTool, Parts: []Part{{Text: "x"}}}}}, "no tool_call_id"},
+		{"unknown role", Request{Messages: []Message{{Role: "developer", Parts: []Part{{Text: "x"}}}}}, `unknown role "developer"`},
+		{"empty assistant", Request{Messages: []Message{{Role: RoleAssistant}}}, "no content and no tool calls"},
+		{"empty user", Request{Messages: []Message{{Role: RoleUser}}}, "no content"},
+		{"tool call without id", Request{Messages: []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "x"}}}}}, "tool call without id"},
+		{"bad parameters", Request{Messages: []Message{TextMessage(RoleUser, "x")}, Tools: []Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewFakeCohereServer(t)
+			c, _ := newTestCohere(t, srv.URL(), nil)
+			_, err := c.Chat(t.Context(), tt.req)
+			if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("server got %d requests, want none", n)
+			}
+		})
+	}
+}
+
+func TestNewCohereNeedsKey(t *testing.T) {
+	for _, key := range []string{"", "  "} {
+		if _, err := NewCohere(CohereConfig{APIKey: key}); !errors.Is(err, ErrNoAPIKey) {
+			t.Errorf("NewCohere(%q) error = %v, want ErrNoAPIKey", key, err)
+		}
+	}
+}
+
+// TestCohereNeverLeaksKey drives every failure path against a server that
+// echoes the Authorization header back, and checks errors, logs and printed
+// values for the key.
+func TestCohereNeverLeaksKey(t *testing.T) {
+	const key = "sk-live-SECRET-7f3a9c"
+	var step int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		step++
+		n := step
+		mu.Unlock()
+		echo := r.Header.Get("Authorization")
+		switch n {
+		case 1:
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"message":"invalid api token %s"}`, echo)
+		case 2:
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "upstream rejected %s", echo)
+		case 3:
+			fmt.Fprintf(w, `{"message": "%s"`, echo)
+		case 4:
+			fmt.Fprintf(w, `{"id":"x","message":{"role":"%s"}}`, echo)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"message":"bad key %s"}`, key)
+		}
+	}))
+	defer srv.Close()
+
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg := CohereConfig{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
+	c, err := NewCohere(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for range 5 {
+		_, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		texts = append(texts, err.Error())
+	}
+	// An agent run logs Chat errors too.
+	_, err = RunAgent(t.Context(), c, AgentConfig{Messages: []Message{TextMessage(RoleUser, "hi")}, Logger: logger})
+	if err == nil {
+		t.Fatal("want an agent error")
+	}
+	texts = append(texts, err.Error())
+	logger.Info("config", "cfg", cfg)
+	texts = append(texts, logs.String(), fmt.Sprintf("%v %+v %#v %v", cfg, cfg, cfg, c))
+	for _, s := range texts {
+		if strings.Contains(s, key) || strings.Contains(s, "SECRET") {
+			t.Errorf("API key leaked: %s", s)
+		}
+	}
+	if !strings.Contains(texts[0], "[redacted]") {
+		t.Errorf("echoed key should be redacted, got %q", texts[0])
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"7", 7 * time.Second},
+		{" 2 ", 2 * time.Second},
+		{"0", 0},
+		{"-3", 0},
+		{"soon", 0},
+		{time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), 0},
+	}
+	for _, tt := range tests {
+		if got := parseRetryAfter(tt.in); got != tt.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	future := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	if got := parseRetryAfter(future); got < 28*time.Second || got > 30*time.Second {
+		t.Errorf("parseRetryAfter(date in 30s) = %v", got)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for attempt, nominal := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 6: backoffCap, 40: backoffCap} {
+		for range 50 {
+			d := backoff(attempt)
+			if d < nominal*8/10 || d > nominal*12/10 {
+				t.Fatalf("backoff(%d) = %v, want %v ±20%%", attempt, d, nominal)
+			}
+		}
+	}
+}
+
+// TestCohereDoesNotReadSDKEnv makes sure the key passed in is the one sent,
+// whatever CO_API_KEY says.
+func TestCohereDoesNotReadSDKEnv(t *testing.T) {
+	t.Setenv("CO_API_KEY", "from-env")
+	srv := NewFakeCohereServer(t, FakeReply{Text: "ok"})
+	c, _ := newTestCohere(t, srv.URL(), nil)
+	if _, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCohereUnusableBodies(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(w io.Writer)
+	}{
+		{"empty", func(io.Writer) {}},
+		{"too large", func(w io.Writer) { io.Copy(w, io.LimitReader(spaces{}, maxResponseBytes+10)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.write(w) }))
+			defer srv.Close()
+			c, _ := newTestCohere(t, srv.URL, nil)
+			_, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+			if !errors.Is(err, ErrBadResponse) {
+				t.Fatalf("error = %v, want ErrBadResponse", err)
+			}
+		})
+	}
+}
+
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
