@@ -364,6 +364,10 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 			}
 			return fmt.Errorf("delete %s: %w", rel, err)
 		}
+		// The links table must describe the files as they are now.
+		if _, err := ix.Sync(ctx); err != nil {
+			return err
+		}
 		if fi.IsDir() {
 			if !recursive {
 				return fmt.Errorf("delete %s: %w; pass --recursive to delete it and everything in it", rel, ErrIsDirectory)

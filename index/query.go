@@ -19,8 +19,10 @@ func isCJK(r rune) bool {
 }
 
 // ftsText prepares text for the FTS5 columns: every CJK character becomes
-// its own token by surrounding it with spaces. Other text is unchanged and
-// left to the porter/unicode61 tokenizer.
+// its own token by surrounding it with spaces. Where CJK text is broken by
+// punctuation or space, a boundary token goes in, so that a two-character
+// query does not match across "，" (FTS5 phrases ignore separators). Other
+// text is left to the porter/unicode61 tokenizer.
 func ftsText(s string) string {
 	hasCJK := false
 	for i := 0; i < len(s); i++ {
@@ -34,24 +36,31 @@ func ftsText(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/2)
-	prevCJK := false
+	afterCJK := false // the last token written was a CJK character
 	for _, r := range s {
-		c := isCJK(r)
-		if c {
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
+		switch {
+		case isCJK(r):
+			b.WriteByte(' ')
 			b.WriteRune(r)
-		} else {
-			if prevCJK && !unicode.IsSpace(r) {
-				b.WriteByte(' ')
+			b.WriteByte(' ')
+			afterCJK = true
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			b.WriteRune(r)
+			afterCJK = false
+		default:
+			if afterCJK {
+				b.WriteString(boundaryToken)
+				afterCJK = false
 			}
 			b.WriteRune(r)
 		}
-		prevCJK = c
 	}
 	return b.String()
 }
+
+// boundaryToken is a private-use character, which unicode61 treats as a
+// token character and no query ever contains.
+const boundaryToken = " \uE000 "
 
 // linkWords replaces each wikilink with the words a reader sees: its alias,
 // or else the file name without folders, date and extension. Otherwise

@@ -53,10 +53,11 @@ func TestParseQueryTerms(t *testing.T) {
 func TestFTSText(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain ascii", "plain ascii"},
-		{"登录流程", "登 录 流 程"},
-		{"使用OAuth登录", "使 用 OAuth 登 录"},
-		{"カタカナ", "カ タ カ ナ"},
-		{"한국어 텍스트", "한 국 어  텍 스 트"},
+		{"登录流程", " 登  录  流  程 "},
+		{"使用OAuth登录", " 使  用 OAuth 登  录 "},
+		{"カタカナ", " カ  タ  カ  ナ "},
+		{"한국어 텍스트", " 한  국  어  \uE000   텍  스  트 "},
+		{"流程。时间", " 流  程  \uE000 。 时  间 "},
 		{"naïve café", "naïve café"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,61 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Dump renders the index content canonically (no row ids), so that two
+// indexes can be compared: an index kept up to date incrementally must equal
+// one rebuilt from the same files.
+func (ix *Index) Dump(ctx context.Context) (string, error) {
+	var b strings.Builder
+	queries := []struct{ title, q string }{
+		{"notes", `SELECT path, dir, name, description, coalesce(date, ''), size, mtime, sha256, frontmatter,
+			coalesce(frontmatter_error, ''), coalesce(session_id, ''), coalesce(source_conversation, ''),
+			coalesce(source_resource, ''), day_index, coalesce(skipped, '') FROM notes ORDER BY path`},
+		{"links", `SELECT n.path, l.target, l.anchor, l.alias, l.embed, l.line FROM links l JOIN notes n ON n.id = l.note_id
+			ORDER BY n.path, l.line, l.target, l.anchor, l.alias, l.embed`},
+		{"tags", `SELECT n.path, t.tag, t.label, t.pos FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.pos`},
+		{"chunks", `SELECT n.path, c.start_line, c.end_line, c.text FROM chunks c JOIN notes n ON n.id = c.note_id
+			ORDER BY n.path, c.start_line, c.end_line`},
+		{"scan", `SELECT dir, hex(files) FROM scan_dirs ORDER BY dir`},
+		{"fts", `SELECT count(*) FROM chunk_fts`},
+	}
+	for _, q := range queries {
+		rows, err := ix.db.QueryContext(ctx, q.q)
+		if err != nil {
+			return "", fmt.Errorf("dump %s: %w", q.title, err)
+		}
+		cols, _ := rows.Columns()
+		fmt.Fprintf(&b, "== %s\n", q.title)
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return "", fmt.Errorf("dump %s: %w", q.title, err)
+			}
+			for i, v := range vals {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				fmt.Fprintf(&b, "%v", v)
+			}
+			b.WriteByte('\n')
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", fmt.Errorf("dump %s: %w", q.title, err)
+		}
+	}
+	// FTS5 can check its own structure against the rows.
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('integrity-check', 0)`); err != nil {
+		return "", fmt.Errorf("fts integrity check: %w", err)
+	}
+	return b.String(), nil
+}

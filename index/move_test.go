@@ -1,0 +1,280 @@
+package index
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/reme-dev/reme/store"
+)
+
+func moveFiles() map[string]string {
+	return map[string]string{
+		"daily/2026-06-20/old-name.md": card("old-name", "the card being renamed", "Self link [[daily/2026-06-20/old-name.md#Top]].\n"),
+		"daily/2026-06-20/other.md": card("other", "links to it", "See [[daily/2026-06-20/old-name.md]], "+
+			"![[daily/2026-06-20/old-name.md]], [[daily/2026-06-20/old-name.md#Decisions|the decisions]], "+
+			"[[old-name]] (short form, not a path) and `[[daily/2026-06-20/old-name.md]]` in code.\n"),
+		"digest/wiki/topic.md": "---\nname: [broken yaml\n---\n\nsource: [[daily/2026-06-20/old-name.md|card]]\n",
+		"daily/2026-06-19/unrelated.md": card("unrelated", "no links", "nothing here\n"),
+	}
+}
+
+// snapshot reads every file of the workspace except derived state.
+func snapshot(t *testing.T, ws *store.Workspace) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(ws.Root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(ws.Root, p)
+		if d.IsDir() && rel == store.MetadataDir {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[filepath.ToSlash(rel)] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestMoveRetargetsInboundLinks(t *testing.T) {
+	ws := newWorkspace(t, moveFiles())
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	if _, err := ws.RefreshDayIndex("2026-06-20"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Move(ctx, "daily/2026-06-20/old-name.md", "daily/2026-06-20/new-name.md", MoveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBy := map[string]int{"daily/2026-06-20.md": 1, "daily/2026-06-20/other.md": 3, "digest/wiki/topic.md": 1}
+	if !cmp.Equal(res.Retarget.ByFile, wantBy) || res.Retarget.LinksChanged != 5 || !res.SrcRemoved {
+		t.Errorf("result %+v by_file %v", res, res.Retarget.ByFile)
+	}
+	files := snapshot(t, ws)
+	if _, ok := files["daily/2026-06-20/old-name.md"]; ok {
+		t.Error("source still exists")
+	}
+	wantOther := card("other", "links to it", "See [[daily/2026-06-20/new-name.md]], "+
+		"![[daily/2026-06-20/new-name.md]], [[daily/2026-06-20/new-name.md#Decisions|the decisions]], "+
+		"[[old-name]] (short form, not a path) and `[[daily/2026-06-20/old-name.md]]` in code.\n")
+	if diff := cmp.Diff(wantOther, files["daily/2026-06-20/other.md"]); diff != "" {
+		t.Errorf("other.md (-want +got):\n%s", diff)
+	}
+	if got := files["digest/wiki/topic.md"]; got != "---\nname: [broken yaml\n---\n\nsource: [[daily/2026-06-20/new-name.md|card]]\n" {
+		t.Errorf("a note with broken YAML must keep its header bytes: %q", got)
+	}
+	if !strings.Contains(files["daily/2026-06-20/new-name.md"], "[[daily/2026-06-20/new-name.md#Top]]") {
+		t.Error("the moved note's link to itself was not retargeted")
+	}
+	if !strings.Contains(files["daily/2026-06-20.md"], "- [[daily/2026-06-20/new-name.md]] name: old-name") {
+		t.Errorf("day index not refreshed:\n%s", files["daily/2026-06-20.md"])
+	}
+	// the index answers for the new path right away
+	in, err := ix.inboundSources(ctx, "daily/2026-06-20/new-name.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(in, []string{"daily/2026-06-20.md", "daily/2026-06-20/other.md", "digest/wiki/topic.md"}) {
+		t.Errorf("inbound after move %v", in)
+	}
+	if old, _ := ix.inboundSources(ctx, "daily/2026-06-20/old-name.md"); len(old) != 0 {
+		t.Errorf("links to the old path remain: %v", old)
+	}
+	if rep := mustSync(t, ix); rep.Added+rep.Modified+rep.Deleted != 0 {
+		t.Errorf("index was not up to date after the move: %+v", rep)
+	}
+}
+
+func TestMoveWithoutRetargetLeavesLinks(t *testing.T) {
+	ws := newWorkspace(t, moveFiles())
+	ix := openIndex(t, ws, Options{})
+	if _, err := ix.Move(ctx, "daily/2026-06-20/old-name.md", "daily/2026-06-21/old-name.md", MoveOptions{NoRetarget: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, ws)["daily/2026-06-20/other.md"]; got != moveFiles()["daily/2026-06-20/other.md"] {
+		t.Error("links were rewritten although retargeting was off")
+	}
+}
+
+func TestMoveRefusals(t *testing.T) {
+	ws := newWorkspace(t, moveFiles())
+	ix := openIndex(t, ws, Options{})
+	before := snapshot(t, ws)
+	tests := []struct {
+		src, dst string
+		opt      MoveOptions
+		want     error
+	}{
+		{"daily/2026-06-20/old-name.md", "daily/2026-06-20/other.md", MoveOptions{}, ErrDestinationExists},
+		{"daily/2026-06-20/old-name.md", "daily/2026-06-20/old-name.md", MoveOptions{}, ErrSamePath},
+		{"daily/2026-06-20/old-name.md", "bare.md", MoveOptions{}, ErrNeedsDirectory},
+		{"daily/2026-06-20/missing.md", "daily/2026-06-20/x.md", MoveOptions{}, store.ErrNotFound},
+		{"daily/2026-06-20/old-name.md", "../outside/x.md", MoveOptions{}, store.ErrOutsideWorkspace},
+		{"daily/2026-06-20/old-name.md", "daily/2026-06-20/a#b.md", MoveOptions{}, store.ErrInvalidPath},
+		{"daily/2026-06-20/old-name.md", "daily/2026-06-20", MoveOptions{Overwrite: true}, ErrIsDirectory},
+	}
+	for _, tt := range tests {
+		if _, err := ix.Move(ctx, tt.src, tt.dst, tt.opt); !errors.Is(err, tt.want) {
+			t.Errorf("move %s → %s: %v, want %v", tt.src, tt.dst, err, tt.want)
+		}
+	}
+	if diff := cmp.Diff(before, snapshot(t, ws)); diff != "" {
+		t.Errorf("a refused move changed files:\n%s", diff)
+	}
+	if _, err := os.Stat(ix.journalPath()); err == nil {
+		t.Error("a refused move left a journal")
+	}
+}
+
+var errCrash = errors.New("simulated crash")
+
+// TestMoveCrashAtEveryStep stops a move after each of its steps (as a
+// kill -9 would: no cleanup runs) and checks that the next command finishes
+// it: files and index end exactly as after an uninterrupted move.
+func TestMoveCrashAtEveryStep(t *testing.T) {
+	const src, dst = "daily/2026-06-20/old-name.md", "daily/2026-06-20/new-name.md"
+	ref := newWorkspace(t, moveFiles())
+	refIx := openIndex(t, ref, Options{})
+	if _, err := refIx.Move(ctx, src, dst, MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := snapshot(t, ref)
+	wantDump, err := refIx.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Discover the steps by recording them.
+	var steps []string
+	rec := newWorkspace(t, moveFiles())
+	recIx := openIndex(t, rec, Options{Fault: func(s string) error { steps = append(steps, s); return nil }})
+	if _, err := recIx.Move(ctx, src, dst, MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 6 {
+		t.Fatalf("only %d steps recorded: %v", len(steps), steps)
+	}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			ws := newWorkspace(t, moveFiles())
+			ix := openIndex(t, ws, Options{Fault: func(s string) error {
+				if s == step {
+					return errCrash
+				}
+				return nil
+			}})
+			if _, err := ix.Move(ctx, src, dst, MoveOptions{}); !errors.Is(err, errCrash) {
+				t.Fatalf("move did not stop at %s: %v", step, err)
+			}
+			ix.Close()
+			if _, err := os.Stat(filepath.Join(ws.Root, "metadata", "move.journal.json")); err != nil {
+				t.Fatalf("no journal after a crash at %s", step)
+			}
+			// the next command: open (recovers), then sync as every reader does
+			next := openIndex(t, ws, Options{})
+			mustSync(t, next)
+			if diff := cmp.Diff(wantFiles, snapshot(t, ws)); diff != "" {
+				t.Errorf("files after recovery differ (-want +got):\n%s", diff)
+			}
+			got, err := next.Dump(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(stripStats(wantDump), stripStats(got)); diff != "" {
+				t.Errorf("index after recovery differs (-want +got):\n%s", diff)
+			}
+			if _, err := os.Stat(next.journalPath()); err == nil {
+				t.Error("journal not removed after recovery")
+			}
+		})
+	}
+}
+
+// stripStats drops mtimes (and the scan cache built from them), which
+// differ between two workspaces with the same content.
+func stripStats(dump string) string {
+	var out []string
+	section := ""
+	for _, line := range strings.Split(dump, "\n") {
+		if strings.HasPrefix(line, "== ") {
+			section = line
+			out = append(out, line)
+			continue
+		}
+		switch section {
+		case "== scan":
+			continue
+		case "== notes":
+			f := strings.Split(line, "\t")
+			if len(f) > 6 {
+				f[6] = "mtime"
+			}
+			line = strings.Join(f, "\t")
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestDeleteReportsInboundLinks(t *testing.T) {
+	ws := newWorkspace(t, moveFiles())
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	if _, err := ws.RefreshDayIndex("2026-06-20"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Delete(ctx, "daily/2026-06-20/old-name.md", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"daily/2026-06-20/other.md": 3, "digest/wiki/topic.md": 1}
+	if !cmp.Equal(res.Inbound.ByFile, want) || res.Inbound.LinksTotal != 4 || res.Inbound.FilesTouched != 2 {
+		t.Errorf("inbound %+v (the refreshed day index must not be counted)", res.Inbound)
+	}
+	if ws.Exists("daily/2026-06-20/old-name.md") {
+		t.Error("file still there")
+	}
+	if got := snapshot(t, ws)["daily/2026-06-20.md"]; strings.Contains(got, "old-name") {
+		t.Errorf("day index still lists the card:\n%s", got)
+	}
+	if _, err := ix.Delete(ctx, "daily/2026-06-20/old-name.md", false); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if _, err := ix.Delete(ctx, "daily/2026-06-20", false); !errors.Is(err, ErrIsDirectory) {
+		t.Errorf("folder without --recursive: %v", err)
+	}
+}
+
+func TestDeleteFolderReportsOnlyOutsideLinks(t *testing.T) {
+	ws := newWorkspace(t, moveFiles())
+	ix := openIndex(t, ws, Options{})
+	res, err := ix.Delete(ctx, "daily/2026-06-20", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(res.Files)
+	if !cmp.Equal(res.Files, []string{"daily/2026-06-20/old-name.md", "daily/2026-06-20/other.md"}) {
+		t.Errorf("files %v", res.Files)
+	}
+	if !cmp.Equal(res.Inbound.ByFile, map[string]int{"digest/wiki/topic.md": 1}) {
+		t.Errorf("inbound %v", res.Inbound.ByFile)
+	}
+	if n := len(search(t, ix, "renamed", SearchOptions{})); n != 0 {
+		t.Errorf("deleted notes still found: %d", n)
+	}
+}
