@@ -24,8 +24,8 @@ func baseFiles() map[string]string {
 		"daily/2026-06-19/retrieval.md": card("retrieval", "Retrieval regression after the tokenizer change.",
 			"## Numbers\nrecall@10 dropped from 0.83 to 0.61.\n\nBack to [[daily/2026-06-20/login-refactor.md]] and ![[daily/2026-06-20/login-refactor.md]].\n",
 			"memory_tags: [search]"),
-		"daily/2026-06-18/登录流程.md": card("登录流程", "陈伟讨论登录流程重构。", "## 方案\n我们决定重构登录流程，部署在周五之前完成。\n", "memory_tags: [auth]"),
-		"digest/wiki/oidc.md": card("oidc", "What OIDC is.", "OpenID Connect builds on OAuth 2.0. Used by [[daily/2026-06-20/login-refactor.md]].\n"),
+		"daily/2026-06-18/登录流程.md":      card("登录流程", "陈伟讨论登录流程重构。", "## 方案\n我们决定重构登录流程，部署在周五之前完成。\n", "memory_tags: [auth]"),
+		"digest/wiki/oidc.md":           card("oidc", "What OIDC is.", "OpenID Connect builds on OAuth 2.0. Used by [[daily/2026-06-20/login-refactor.md]].\n"),
 		"resource/2026-06-20/report.md": "# raw resource, never indexed\nOIDC OIDC OIDC\n",
 		"session/dialog/s1.jsonl":       `{"role":"user","content":"OIDC please"}` + "\n",
 	}

@@ -18,7 +18,7 @@ func moveFiles() map[string]string {
 		"daily/2026-06-20/other.md": card("other", "links to it", "See [[daily/2026-06-20/old-name.md]], "+
 			"![[daily/2026-06-20/old-name.md]], [[daily/2026-06-20/old-name.md#Decisions|the decisions]], "+
 			"[[old-name]] (short form, not a path) and `[[daily/2026-06-20/old-name.md]]` in code.\n"),
-		"digest/wiki/topic.md": "---\nname: [broken yaml\n---\n\nsource: [[daily/2026-06-20/old-name.md|card]]\n",
+		"digest/wiki/topic.md":          "---\nname: [broken yaml\n---\n\nsource: [[daily/2026-06-20/old-name.md|card]]\n",
 		"daily/2026-06-19/unrelated.md": card("unrelated", "no links", "nothing here\n"),
 	}
 }

@@ -204,10 +204,17 @@ func orderedFields(fm *Frontmatter, hidden map[string]bool) [][2]string {
 }
 
 // FlatValue renders a YAML value on one line: scalars as written (newlines
-// become spaces), lists as `[a, b]`, mappings as `{k: v}`.
+// become spaces), lists as `[a, b]`, mappings as `{k: v}`. Alias expansion
+// is bounded like Map's, so a "billion laughs" header stays small.
 func FlatValue(n *yaml.Node) string {
-	n = resolveAlias(n)
-	if n == nil {
+	return flatValue(n, newExpandBudget(), false)
+}
+
+func flatValue(n *yaml.Node, budget *expandBudget, viaAlias bool) string {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n, viaAlias = n.Alias, true
+	}
+	if n == nil || !budget.spend(n, viaAlias) {
 		return ""
 	}
 	switch n.Kind {
@@ -222,7 +229,7 @@ func FlatValue(n *yaml.Node) string {
 		}
 		parts := make([]string, 0, len(n.Content))
 		for _, c := range n.Content {
-			parts = append(parts, FlatValue(c))
+			parts = append(parts, flatValue(c, budget, viaAlias))
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case yaml.MappingNode:
@@ -231,7 +238,7 @@ func FlatValue(n *yaml.Node) string {
 		}
 		parts := make([]string, 0, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			parts = append(parts, n.Content[i].Value+": "+FlatValue(n.Content[i+1]))
+			parts = append(parts, n.Content[i].Value+": "+flatValue(n.Content[i+1], budget, viaAlias))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}

@@ -18,6 +18,26 @@ var ErrFrontmatter = errors.New("invalid frontmatter")
 // document cannot blow up memory when converted to values.
 const maxYAMLNodes = 10000
 
+// maxAliasBytes bounds the scalar bytes reached through aliases, so that a
+// large scalar repeated by many aliases cannot blow up a conversion either.
+const maxAliasBytes = 1 << 20
+
+// expandBudget is what one conversion of a node tree may still expand.
+type expandBudget struct{ nodes, aliasBytes int }
+
+func newExpandBudget() *expandBudget {
+	return &expandBudget{nodes: maxYAMLNodes, aliasBytes: maxAliasBytes}
+}
+
+// spend charges one node; it reports false once the budget is exhausted.
+func (b *expandBudget) spend(n *yaml.Node, viaAlias bool) bool {
+	b.nodes--
+	if viaAlias && n != nil {
+		b.aliasBytes -= len(n.Value)
+	}
+	return b.nodes >= 0 && b.aliasBytes >= 0
+}
+
 // Frontmatter is a note's YAML header kept as a yaml.v3 node tree, so that
 // rewriting keeps key order, unknown keys and comments. Values are read with
 // one interpretation everywhere (YAML 1.2 core schema): `no` and
@@ -36,10 +56,26 @@ func NewFrontmatter() *Frontmatter {
 // bodyLine is the 1-based line number of the body's first line. Without a
 // complete fence the whole text is body.
 func SplitFrontmatter(text string) (yamlText, body string, bodyLine int, ok bool) {
+	s := splitFrontmatter(text)
+	return s.yaml, s.body, s.bodyLine, s.ok
+}
+
+// fmSplit is a split note text; open and close are the fence lines exactly
+// as found (trailing blanks, "\r\n"), so an unedited header can be written
+// back byte for byte.
+type fmSplit struct {
+	yaml, body  string
+	bodyLine    int
+	open, close string
+	ok          bool
+}
+
+func splitFrontmatter(text string) fmSplit {
 	first, rest, found := strings.Cut(text, "\n")
 	if !found || strings.TrimSpace(first) != "---" {
-		return "", text, 1, false
+		return fmSplit{body: text, bodyLine: 1}
 	}
+	open := text[:len(first)+1]
 	line := 2
 	off := 0
 	for off <= len(rest) {
@@ -53,11 +89,13 @@ func SplitFrontmatter(text string) (yamlText, body string, bodyLine int, ok bool
 			next = off + end + 1
 		}
 		if strings.TrimSpace(cur) == "---" {
-			b := ""
+			s := fmSplit{yaml: rest[:off], bodyLine: line + 1, open: open, ok: true}
 			if next <= len(rest) {
-				b = rest[next:]
+				s.body, s.close = rest[next:], rest[off:next]
+			} else {
+				s.close = rest[off:]
 			}
-			return rest[:off], b, line + 1, true
+			return s
 		}
 		if end < 0 {
 			break
@@ -65,7 +103,7 @@ func SplitFrontmatter(text string) (yamlText, body string, bodyLine int, ok bool
 		off = next
 		line++
 	}
-	return "", text, 1, false
+	return fmSplit{body: text, bodyLine: 1}
 }
 
 // ParseFrontmatter parses the YAML between the fences. The root must be a
@@ -169,14 +207,12 @@ func (f *Frontmatter) Value(key string) any {
 	if n == nil {
 		return nil
 	}
-	budget := maxYAMLNodes
-	return toValue(n, &budget)
+	return toValue(n, newExpandBudget(), false)
 }
 
 // Map converts the whole mapping; JSON encoding of it sorts the keys.
 func (f *Frontmatter) Map() map[string]any {
-	budget := maxYAMLNodes
-	v, _ := toValue(f.mapping(), &budget).(map[string]any)
+	v, _ := toValue(f.mapping(), newExpandBudget(), false).(map[string]any)
 	if v == nil {
 		v = map[string]any{}
 	}
@@ -192,23 +228,22 @@ func (f *Frontmatter) JSON() string {
 	return string(b)
 }
 
-func toValue(n *yaml.Node, budget *int) any {
-	*budget--
-	if *budget < 0 || n == nil {
+func toValue(n *yaml.Node, budget *expandBudget, viaAlias bool) any {
+	if n == nil || !budget.spend(n, viaAlias) {
 		return nil
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return toValue(n.Alias, budget)
+		return toValue(n.Alias, budget, true)
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil
 		}
-		return toValue(n.Content[0], budget)
+		return toValue(n.Content[0], budget, viaAlias)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			out = append(out, toValue(c, budget))
+			out = append(out, toValue(c, budget, viaAlias))
 		}
 		return out
 	case yaml.MappingNode:
@@ -220,7 +255,7 @@ func toValue(n *yaml.Node, budget *int) any {
 				key = k.Value
 			}
 			if _, dup := out[key]; !dup {
-				out[key] = toValue(n.Content[i+1], budget)
+				out[key] = toValue(n.Content[i+1], budget, viaAlias)
 			}
 		}
 		return out

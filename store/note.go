@@ -18,6 +18,8 @@ type Note struct {
 	Body     string       // everything after the closing fence (or the whole text)
 	BodyLine int          // 1-based line of Body's first line in the file
 	fmText   string       // the header as found, written back unchanged unless FM is edited
+	fmOpen   string       // the opening fence line as found (with its line ending); "" if none
+	fmClose  string       // the closing fence line as found (with its line ending, if any)
 }
 
 // ParseNote splits and parses a note's bytes. It never fails: broken YAML
@@ -25,11 +27,12 @@ type Note struct {
 func ParseNote(path string, raw []byte) *Note {
 	text, enc := DecodeText(raw)
 	n := &Note{Path: path, Encoding: enc}
-	yamlText, body, line, ok := SplitFrontmatter(text)
-	n.Body, n.BodyLine, n.HasFM, n.fmText = body, line, ok, yamlText
+	s := splitFrontmatter(text)
+	n.Body, n.BodyLine, n.HasFM, n.fmText = s.body, s.bodyLine, s.ok, s.yaml
+	n.fmOpen, n.fmClose = s.open, s.close
 	n.FM = NewFrontmatter()
-	if ok {
-		fm, err := ParseFrontmatter(yamlText)
+	if s.ok {
+		fm, err := ParseFrontmatter(s.yaml)
 		if err != nil {
 			n.FMErr = err
 		} else {
@@ -79,6 +82,14 @@ func (n *Note) Text() (string, error) {
 	if n.FMErr != nil && n.FM.Dirty() {
 		return "", fmt.Errorf("%s: cannot change frontmatter that does not parse: %w", n.Path, n.FMErr)
 	}
+	if !n.FM.Dirty() && n.HasFM && n.fmOpen != "" {
+		// Unedited parsed header: the fences and the YAML exactly as found.
+		closing := n.fmClose
+		if n.Body != "" && !strings.HasSuffix(closing, "\n") {
+			closing += "\n"
+		}
+		return n.fmOpen + n.fmText + closing + n.Body, nil
+	}
 	var header string
 	switch {
 	case n.FM.Dirty():
@@ -100,7 +111,13 @@ func (n *Note) Text() (string, error) {
 	if !strings.HasSuffix(header, "\n") && header != "" {
 		header += "\n"
 	}
-	return "---\n" + header + "---\n" + n.Body, nil
+	body := n.Body
+	if n.fmOpen == "" && body != "" && !strings.HasPrefix(body, "\n") {
+		// A header added to a note that had none: keep ReMe's layout, a
+		// blank line between the header and the body.
+		body = "\n" + body
+	}
+	return "---\n" + header + "---\n" + body, nil
 }
 
 // Bytes renders the note in its original encoding.
