@@ -216,12 +216,29 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes})
+	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook()})
 	if err != nil {
 		return nil, err
 	}
 	a.ix = ix
 	return ix, nil
+}
+
+// crashHook lets tests kill this process (SIGKILL, no cleanup) at a named
+// step of a move, to prove that the next command finishes it.
+func (a *App) crashHook() func(string) error {
+	at := a.Getenv("REME_CRASH_AT")
+	if at == "" {
+		return nil
+	}
+	return func(step string) error {
+		if step == at {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+			select {} // the kill is asynchronous; never carry on
+		}
+		return nil
+	}
 }
 
 // FreshIndex opens the index and reconciles it with the files, so that a

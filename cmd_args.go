@@ -55,7 +55,7 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 	}
 	positional := map[string]int{}
 	for i, p := range node.Positional {
-		positional[p.Name] = i
+		positional[strings.ReplaceAll(p.Name, "_", "-")] = i
 	}
 	kvPos := map[int]string{}
 	var bare []string

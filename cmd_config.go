@@ -119,6 +119,10 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		dec.KnownFields(true) // a misspelt key is an error, not silently ignored
 		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("%s: %s", p, strings.Join(te.Errors, "; "))
+			}
 			return nil, fmt.Errorf("%s: %v", p, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):

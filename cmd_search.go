@@ -14,7 +14,7 @@ const noResults = "No relevant information was found for the given query."
 
 type searchCmd struct {
 	Query      []string `arg:"" optional:"" help:"A question, words, \"an exact phrase\", -excluded, prefix*."`
-	Limit      int      `help:"Number of results (default 5; config search.limit, env REME_SEARCH_LIMIT)."`
+	Limit      *int     `help:"Number of results (default 5; config search.limit, env REME_SEARCH_LIMIT)."`
 	MinScore   float64  `name:"min-score" help:"Drop results scoring below this." placeholder:"SCORE"`
 	StartDate  string   `name:"start-date" help:"Only notes dated on or after this day (date from the path)." placeholder:"YYYY-MM-DD"`
 	EndDate    string   `name:"end-date" help:"Only notes dated on or before this day." placeholder:"YYYY-MM-DD"`
@@ -40,11 +40,11 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 		return err
 	}
 	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path}
-	if c.Limit < 0 || (c.Limit == 0 && cfg.Search.Limit <= 0) {
-		return usageError{fmt.Errorf("--limit must be greater than 0")}
-	}
-	if c.Limit > 0 {
-		opt.Limit = c.Limit
+	if c.Limit != nil {
+		if *c.Limit <= 0 {
+			return usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}
+		}
+		opt.Limit = *c.Limit
 	}
 	for _, d := range []struct {
 		flag string

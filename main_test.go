@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestMain lets the test binary act as the reme command in scripts and in
+// tests that start processes.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"reme": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// truncate-index cuts a file in half, as a crash or a full disk might
+			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
+				p := ts.MkAbs(args[0])
+				fi, err := os.Stat(p)
+				ts.Check(err)
+				ts.Check(os.Truncate(p, fi.Size()/2))
+			},
+		},
+		Setup: func(env *testscript.Env) error {
+			// every script gets its own copy of the example workspace in $WORK/ws
+			if err := copyDir(filepath.Join("testdata", "workspace"), filepath.Join(env.WorkDir, "ws")); err != nil {
+				return err
+			}
+			env.Setenv("REME_TIMEZONE", "Asia/Shanghai")
+			env.Setenv("REME_NOW", "2026-06-22T10:00:00+08:00")
+			env.Setenv("COHERE_API_KEY", "")
+			return nil
+		},
+	})
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// runReme runs the CLI in process.
+func runReme(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestHelpGolden keeps every command's --help text reviewed: a change shows
+// up as a diff of testdata/help/*.txt (rewrite with -update).
+func TestHelpGolden(t *testing.T) {
+	cmds := [][]string{{}}
+	for _, c := range helpCommands(t) {
+		cmds = append(cmds, []string{c})
+	}
+	for _, c := range cmds {
+		name := "reme"
+		if len(c) > 0 {
+			name = c[0]
+		}
+		t.Run(name, func(t *testing.T) {
+			out, _, code := runReme(t, append(c, "--help")...)
+			if code != 0 {
+				t.Fatalf("--help exited %d", code)
+			}
+			golden := filepath.Join("testdata", "help", name+".txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestHelpGolden -update)", err)
+			}
+			if out != string(want) {
+				t.Errorf("help for %s changed; run with -update if intended.\n--- got:\n%s\n--- want:\n%s", name, out, want)
+			}
+		})
+	}
+}
+
+// helpCommands lists the command names from the grammar.
+func helpCommands(t *testing.T) []string {
+	var c cli
+	p, err := kong.New(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range p.Model.Children {
+		out = append(out, n.Name)
+	}
+	return out
+}
