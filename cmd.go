@@ -252,12 +252,17 @@ func (a *App) FreshIndex(ctx context.Context) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.warnProblems(rep)
+	return ix, nil
+}
+
+// warnProblems reports notes that could not be indexed.
+func (a *App) warnProblems(rep *index.SyncReport) {
 	for _, p := range rep.Problems {
 		if !p.Success {
 			a.Log.Warn("not indexed", "path", p.Path, "error", p.Error)
 		}
 	}
-	return ix, nil
 }
 
 // Today is the current date in the workspace time zone.

@@ -66,11 +66,14 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 	for i, p := range opt.PathPrefixes {
 		opt.PathPrefixes[i] = strings.TrimPrefix(p, "./")
 	}
-	ix, err := app.FreshIndex(ctx)
+	ix, err := app.Index(ctx, false)
 	if err != nil {
 		return err
 	}
-	res, err := ix.Search(ctx, opt)
+	res, rep, err := ix.SearchFresh(ctx, opt)
+	if rep != nil {
+		app.warnProblems(rep)
+	}
 	if errors.Is(err, index.ErrNoValidTags) {
 		return answerError{err.Error()}
 	}

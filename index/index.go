@@ -130,9 +130,10 @@ func (ix *Index) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open index %s: %w", ix.path, err)
 	}
-	// One connection: reme is a one-shot process and a single connection
-	// keeps every read inside a write transaction consistent with it.
-	db.SetMaxOpenConns(1)
+	// Two connections: a search can read while the freshness check of the
+	// same command writes (WAL lets them run side by side). Code inside a
+	// write transaction reads through the transaction only.
+	db.SetMaxOpenConns(2)
 	ix.db = db
 	var v int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -90,50 +88,6 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 		return nil, err
 	}
 	return out, firstErr
-}
-
-// readDir lists one folder: notes with their stats, and subfolders.
-// Symlinks are never followed (a link could lead out of the workspace).
-func readDir(root, dir string) (*dirListing, []string, error) {
-	f, err := os.Open(filepath.Join(root, filepath.FromSlash(dir)))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
-		}
-		return nil, nil, err
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, nil, err
-	}
-	l := &dirListing{dir: dir}
-	var subdirs []string
-	st := newStatter(f)
-	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		t := e.Type()
-		switch {
-		case t.IsDir():
-			subdirs = append(subdirs, dir+"/"+name)
-		case !strings.HasSuffix(name, ".md"):
-		case t&fs.ModeSymlink != 0:
-			l.skipped = append(l.skipped, skippedFile{dir + "/" + name, "symlink (not followed)"})
-		case t.IsRegular():
-			size, mtime, err := st.stat(name)
-			if err != nil {
-				continue // vanished between listing and stat
-			}
-			l.files = append(l.files, fileStat{name: name, size: size, mtime: mtime})
-		default:
-			l.skipped = append(l.skipped, skippedFile{dir + "/" + name, "not a regular file"})
-		}
-	}
-	sort.Slice(l.files, func(i, j int) bool { return l.files[i].name < l.files[j].name })
-	return l, subdirs, nil
 }
 
 // The scan cache stores, per folder, the stats of the notes the index

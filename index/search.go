@@ -79,7 +79,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	if match == "" {
 		return nil, nil // nothing searchable (only punctuation)
 	}
-	where := []string{"chunk_fts MATCH ?"}
+	where := []string{"chunk_fts MATCH ?"} // the first condition is always the match
 	args := []any{match}
 	dateCond := func(op, d string) {
 		if opt.StrictDate {
@@ -115,38 +115,59 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 		}
 		where = append(where, "n.id IN (SELECT note_id FROM tags WHERE tag IN ("+strings.Join(ph, ",")+"))")
 	}
+	// Rank inside FTS5 first and fetch rows only for the winners: joining
+	// every match to its chunk text before sorting costs ten times more.
 	rank := fmt.Sprintf("bm25(chunk_fts, %g, %g, %g)", weightName, weightDescription, weightBody)
-	sqlText := `SELECT c.id, n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description,
-		coalesce(n.date, ''), -` + rank + `
-		FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid JOIN notes n ON n.id = c.note_id
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY ` + rank + ` LIMIT ?`
+	var top string
+	if len(where) == 1 {
+		top = `SELECT rowid, -` + rank + ` FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY ` + rank + ` LIMIT ?`
+	} else {
+		top = `SELECT f.id, f.score FROM (SELECT rowid AS id, -` + rank + ` AS score FROM chunk_fts WHERE chunk_fts MATCH ?) f
+			JOIN chunks c ON c.id = f.id JOIN notes n ON n.id = c.note_id
+			WHERE ` + strings.Join(where[1:], " AND ") + ` ORDER BY f.score DESC LIMIT ?`
+	}
 	args = append(args, opt.Limit)
-	rows, err := ix.db.QueryContext(ctx, sqlText, args...)
+	rows, err := ix.db.QueryContext(ctx, top, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	var out []Result
-	var noteIDs []int64
+	var ids []int64
+	scores := map[int64]float64{}
 	for rows.Next() {
-		var r Result
-		var cid, nid int64
-		if err := rows.Scan(&cid, &nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date, &r.Score); err != nil {
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		if opt.MinScore > 0 && r.Score < opt.MinScore {
+		if opt.MinScore > 0 && score < opt.MinScore {
 			continue
 		}
-		sum := sha256.Sum256([]byte(fmt.Sprintf("%s %d %d %s", r.Path, r.StartLine, r.EndLine, r.Text)))
-		r.ID = hex.EncodeToString(sum[:])
-		r.Snippet = snippet(r.Text, q.Highlights(), 200)
-		out = append(out, r)
-		noteIDs = append(noteIDs, nid)
+		ids = append(ids, id)
+		scores[id] = score
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	var out []Result
+	var noteIDs []int64
+	highlights := q.Highlights()
+	for _, id := range ids {
+		var r Result
+		var nid int64
+		err := ix.db.QueryRowContext(ctx, `SELECT n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description, coalesce(n.date, '')
+			FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, id).
+			Scan(&nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		r.Score = scores[id]
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s %d %d %s", r.Path, r.StartLine, r.EndLine, r.Text)))
+		r.ID = hex.EncodeToString(sum[:])
+		r.Snippet = snippet(r.Text, highlights, 200)
+		out = append(out, r)
+		noteIDs = append(noteIDs, nid)
 	}
 	expanded := map[int64]*expansion{}
 	for i := range out {
@@ -287,4 +308,29 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		p.Inlinks = []Neighbor{}
 	}
 	return json.Marshal(p)
+}
+
+// SearchFresh syncs and searches. The query runs on the current snapshot
+// while the freshness scan walks the files; when the scan finds nothing to
+// apply (the usual case) those results stand, otherwise the search runs
+// again on the updated index. Either way the results reflect the files.
+func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) ([]Result, *SyncReport, error) {
+	type answer struct {
+		res []Result
+		err error
+	}
+	early := make(chan answer, 1)
+	go func() {
+		res, err := ix.Search(ctx, opt)
+		early <- answer{res, err}
+	}()
+	rep, err := ix.Sync(ctx)
+	a := <-early
+	if err != nil {
+		return nil, nil, err
+	}
+	if rep.Added+rep.Modified+rep.Deleted > 0 || rep.touched > 0 || a.err != nil {
+		a.res, a.err = ix.Search(ctx, opt)
+	}
+	return a.res, rep, a.err
 }

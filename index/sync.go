@@ -36,6 +36,7 @@ type SyncReport struct {
 	Problems  []FileResult  `json:"problems"` // failures and skips
 	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
 	Elapsed   time.Duration `json:"-"`
+	touched   int           // notes whose stat changed but whose bytes did not
 }
 
 // Progress receives (done, total) while a sync applies changes.
@@ -292,6 +293,8 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			rep.Added++
 		case upsertModified:
 			rep.Modified++
+		case upsertTouched:
+			rep.touched++
 		}
 		fr := FileResult{Path: r.c.path, Change: kind, Success: true}
 		if r.rec.skipReason != "" {

@@ -1,0 +1,103 @@
+package index
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// benchWorkspace writes n cards (~2 KB, 3 sections, 5 links, 2 tags, some
+// Chinese) over 365 days, once per size for the whole benchmark run.
+var benchWS sync.Map
+
+func benchWorkspace(b *testing.B, n int) *store.Workspace {
+	if v, ok := benchWS.Load(n); ok {
+		return v.(*store.Workspace)
+	}
+	dir, err := os.MkdirTemp("", "reme-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, _ := store.OpenWorkspace(dir)
+	ws.Init()
+	words := []string{"deploy", "rollback", "canary", "latency", "budget", "index", "search", "token", "session", "gateway",
+		"worker", "postgres", "cache", "regression", "recall", "migration", "alert", "pager", "review", "release"}
+	for i := 0; i < n; i++ {
+		date := fmt.Sprintf("2025-%02d-%02d", i%12+1, i%28+1)
+		var body string
+		for s := 0; s < 3; s++ {
+			body += fmt.Sprintf("## Section %d\n", s)
+			for l := 0; l < 6; l++ {
+				body += fmt.Sprintf("- %s %s %s item%d value %d with details about %s.\n", words[(i+l)%20], words[(i*7+s)%20], words[(i*3+l*5)%20], i%997, l, words[(i+s+l)%20])
+			}
+			if i%5 == 0 {
+				body += "我们决定重构登录流程，部署在周五之前完成。\n"
+			}
+			body += "\n"
+		}
+		for k := 1; k <= 5; k++ {
+			j := (i + k*37) % n
+			body += fmt.Sprintf("See [[daily/2025-%02d-%02d/card-%05d.md]].\n", j%12+1, j%28+1, j)
+		}
+		content := card(fmt.Sprintf("card-%05d", i), fmt.Sprintf("Card %d about %s and %s.", i, words[i%20], words[(i+3)%20]), body,
+			fmt.Sprintf("memory_tags: [%s, t%d]", words[i%20], i%50))
+		p := ws.Abs(fmt.Sprintf("daily/%s/card-%05d.md", date, i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchWS.Store(n, ws)
+	return ws
+}
+
+func BenchmarkScanTree10k(b *testing.B) {
+	ws := benchWorkspace(b, 10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := scanTree(ctx, ws.Root, []string{"daily", "digest"}, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSyncNoChange10k(b *testing.B) {
+	ws := benchWorkspace(b, 10000)
+	ix := openIndex(b, ws, Options{})
+	mustSync(b, ix)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		mustSync(b, ix)
+	}
+}
+
+func BenchmarkSearch10k(b *testing.B) {
+	ws := benchWorkspace(b, 10000)
+	ix := openIndex(b, ws, Options{})
+	mustSync(b, ix)
+	for _, q := range []string{"deploy rollback canary", "what did we decide about the gateway latency budget", "登录流程", "item42"} {
+		b.Run(q, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := ix.Search(ctx, SearchOptions{Query: q, Limit: 5}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRebuild2k(b *testing.B) {
+	ws := benchWorkspace(b, 2000)
+	ix := openIndex(b, ws, Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ix.Rebuild(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(2000*b.N)/b.Elapsed().Seconds(), "cards/s")
+}

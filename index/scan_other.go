@@ -1,0 +1,56 @@
+//go:build !linux
+
+package index
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// readDir lists one folder: notes with their stats, and subfolders.
+// Symlinks are never followed (a link could lead out of the workspace).
+func readDir(root, dir string) (*dirListing, []string, error) {
+	f, err := os.Open(filepath.Join(root, filepath.FromSlash(dir)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &dirListing{dir: dir}
+	var subdirs []string
+
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		t := e.Type()
+		switch {
+		case t.IsDir():
+			subdirs = append(subdirs, dir+"/"+name)
+		case !strings.HasSuffix(name, ".md"):
+		case t&fs.ModeSymlink != 0:
+			l.skipped = append(l.skipped, skippedFile{dir + "/" + name, "symlink (not followed)"})
+		case t.IsRegular():
+			fi, err := e.Info()
+			if err != nil {
+				continue // vanished between listing and stat
+			}
+			l.files = append(l.files, fileStat{name: name, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		default:
+			l.skipped = append(l.skipped, skippedFile{dir + "/" + name, "not a regular file"})
+		}
+	}
+	sort.Slice(l.files, func(i, j int) bool { return l.files[i].name < l.files[j].name })
+	return l, subdirs, nil
+}
