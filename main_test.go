@@ -58,6 +58,9 @@ func copyDir(src, dst string) error {
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
+			if d.Name() == "metadata" {
+				return filepath.SkipDir // a README run may have left an index here
+			}
 			return os.MkdirAll(target, 0o755)
 		}
 		b, err := os.ReadFile(p)

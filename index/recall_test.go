@@ -17,8 +17,14 @@ func copyExample(t testing.TB) *store.Workspace {
 	src := filepath.Join("..", "testdata", "workspace")
 	files := map[string]string{}
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "metadata" {
+				return filepath.SkipDir // a README run may have left an index here
+			}
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {

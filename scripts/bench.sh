@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Measures reme as a user runs it: whole processes on a generated workspace of
+# N cards (default 10,000). Prints one line per figure (medians of RUNS runs).
+#
+#   scripts/bench.sh            # N=10000 RUNS=11
+#   N=2000 RUNS=5 scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-10000}
+RUNS=${RUNS:-11}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/reme-bench.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+CGO_ENABLED=0 go build -o "$dir/reme" .
+go build -o "$dir/benchrun" ./scripts/benchrun
+reme="$dir/reme"
+run="$dir/benchrun"
+ws="$dir/ws"
+
+echo "# reme $("$reme" version | cut -d' ' -f2-), $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%d)"
+echo "binary (CGO_ENABLED=0)              $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
+go run ./scripts/gencorpus -n "$N" -out "$ws" 2>/dev/null
+echo "corpus                             $N cards, $(du -sm "$ws/daily" | cut -f1) MB"
+
+"$run" -name "reindex $N cards" -n 5 -- "$reme" -w "$ws" reindex 2>/dev/null
+
+queries=("what did we decide about the login flow" "deploy rollback canary" "登录流程" "p99 latency regression")
+for q in "${queries[@]}"; do
+  "$run" -name "search: $q" -n "$RUNS" -- "$reme" -w "$ws" search "$q"
+done
+
+# one card changed before each search (a different line appended each time)
+card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
+"$run" -name "search after 1 card changed" -n "$RUNS" -before "echo \"edited \$(date +%s%N)\" >> '$card'" \
+  -- "$reme" -w "$ws" search "deploy rollback canary"
