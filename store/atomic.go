@@ -37,11 +37,12 @@ func writeAtomic(dst string, data []byte) error {
 		return fmt.Errorf("create folder %s: %w", dir, err)
 	}
 	perm := fs.FileMode(0o644)
+	keepPerm := false
 	if fi, err := os.Stat(dst); err == nil {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("write %s: not a regular file", dst)
 		}
-		perm = fi.Mode().Perm()
+		perm, keepPerm = fi.Mode().Perm(), true
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
@@ -50,7 +51,15 @@ func writeAtomic(dst string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
-	_, werr := f.Write(data)
+	var werr error
+	if keepPerm {
+		// OpenFile's mode is filtered by the umask; the existing file's
+		// bits must survive exactly.
+		werr = f.Chmod(perm)
+	}
+	if werr == nil {
+		_, werr = f.Write(data)
+	}
 	if werr == nil {
 		werr = f.Sync()
 	}

@@ -145,8 +145,12 @@ func replaceAutoBlock(body, block string) string {
 	start := strings.Index(body, DayIndexStart)
 	if start >= 0 {
 		if end := strings.Index(body[start:], DayIndexEnd); end >= 0 {
-			end += start + len(DayIndexEnd)
-			return body[:start] + block + body[end:]
+			end += start
+			// The start marker nearest the end marker opens the block: an
+			// earlier stray start marker (say, one whose end marker a user
+			// deleted, after which the block was appended) is user text.
+			start = strings.LastIndex(body[:end], DayIndexStart)
+			return body[:start] + block + body[end+len(DayIndexEnd):]
 		}
 	}
 	trimmed := strings.TrimRight(body, "\n")

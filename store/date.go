@@ -36,7 +36,7 @@ func NormalizeDate(s string) (string, error) {
 		return s[:10], nil
 	}
 	parts := strings.Split(s, "-")
-	if len(parts) == 3 {
+	if len(parts) == 3 && allDigits(parts[0], 4, 4) && allDigits(parts[1], 1, 2) && allDigits(parts[2], 1, 2) {
 		y, e1 := strconv.Atoi(parts[0])
 		m, e2 := strconv.Atoi(parts[1])
 		d, e3 := strconv.Atoi(parts[2])
@@ -48,4 +48,18 @@ func NormalizeDate(s string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %q", ErrInvalidDate, s)
+}
+
+// allDigits reports whether s is lo..hi ASCII digits (strconv.Atoi alone
+// would also take signs: "2024-+1-5").
+func allDigits(s string, lo, hi int) bool {
+	if len(s) < lo || len(s) > hi {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

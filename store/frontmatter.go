@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -286,13 +287,14 @@ func toValue(n *yaml.Node, budget *expandBudget, viaAlias bool) any {
 // Set replaces a key's value in place, or appends the key. Comments on the
 // key survive.
 func (f *Frontmatter) Set(key string, v any) error {
-	var val yaml.Node
-	if err := val.Encode(v); err != nil {
+	val, err := encodeValue(v)
+	if err != nil {
 		return fmt.Errorf("encode frontmatter %s: %w", key, err)
 	}
 	if val.Kind == yaml.SequenceNode && len(val.Content) <= 8 && allScalars(val.Content) {
 		val.Style = yaml.FlowStyle // memory_tags: [a, b] reads better than a block list
 	}
+	guardFences(&val)
 	m := f.mapping()
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
@@ -307,9 +309,97 @@ func (f *Frontmatter) Set(key string, v any) error {
 			return nil
 		}
 	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &val)
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}
+	if strings.Contains(key, "\n") {
+		k.Style = yaml.DoubleQuotedStyle
+	}
+	m.Content = append(m.Content, k, &val)
 	f.dirty = true
 	return nil
+}
+
+// encodeValue turns v into a node. yaml.v3's Node.Encode emits v and parses
+// the text back; its emitter writes some strings ("\t\n") that its parser
+// refuses, and drops the leading newline of others. Strings and lists of
+// strings are therefore checked and, where needed, double-quoted directly.
+func encodeValue(v any) (yaml.Node, error) {
+	var val yaml.Node
+	err := val.Encode(v)
+	if err == nil {
+		restoreStrings(&val, v)
+		return val, nil
+	}
+	var items []any
+	switch x := v.(type) {
+	case string:
+		if utf8.ValidString(x) {
+			return yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: x, Style: yaml.DoubleQuotedStyle}, nil
+		}
+		return val, err
+	case []string:
+		for _, s := range x {
+			items = append(items, s)
+		}
+	case []any:
+		items = x
+	default:
+		return val, err
+	}
+	seq := yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, it := range items {
+		c, err := encodeValue(it)
+		if err != nil {
+			return val, err
+		}
+		seq.Content = append(seq.Content, &c)
+	}
+	return seq, nil
+}
+
+// restoreStrings puts back string values that yaml.v3's Node.Encode
+// mangled (it drops the leading newline of a block scalar), double-quoted
+// so that rendering keeps them exactly.
+func restoreStrings(n *yaml.Node, v any) {
+	switch x := v.(type) {
+	case string:
+		if n.Kind == yaml.ScalarNode && n.Value != x && utf8.ValidString(x) {
+			n.Value, n.Tag, n.Style = x, "!!str", yaml.DoubleQuotedStyle
+		}
+	case []string:
+		if n.Kind == yaml.SequenceNode && len(n.Content) == len(x) {
+			for i := range x {
+				restoreStrings(n.Content[i], x[i])
+			}
+		}
+	case []any:
+		if n.Kind == yaml.SequenceNode && len(n.Content) == len(x) {
+			for i := range x {
+				restoreStrings(n.Content[i], x[i])
+			}
+		}
+	}
+}
+
+// guardFences double-quotes every multi-line string with a line that reads
+// as a `---` fence. Left to the encoder it becomes a literal block whose
+// indented "---" line closes the header early (ReMe's parser strips lines
+// before comparing); double-quoted it stays on one line with "\n" escapes,
+// as PyYAML writes it.
+func guardFences(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "\n") {
+		for _, line := range strings.Split(n.Value, "\n") {
+			if strings.TrimSpace(line) == "---" {
+				n.Style = yaml.DoubleQuotedStyle
+				break
+			}
+		}
+	}
+	for _, c := range n.Content {
+		guardFences(c)
+	}
 }
 
 func allScalars(ns []*yaml.Node) bool {

@@ -91,6 +91,11 @@ func (w *Workspace) Rel(p string) (string, error) {
 		return "", fmt.Errorf("%w: %q: home-relative paths are not allowed", ErrInvalidPath, p)
 	}
 	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
+		for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+			if part == ".." { // refused anywhere, as in relative paths, even if it stays inside
+				return "", fmt.Errorf("%w: %s", ErrOutsideWorkspace, p)
+			}
+		}
 		rel, err := filepath.Rel(w.Root, filepath.Clean(p))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return "", fmt.Errorf("%w: %s", ErrOutsideWorkspace, p)

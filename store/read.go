@@ -47,6 +47,12 @@ func (w *Workspace) Read(rel string, start, end int) (*ReadResult, error) {
 		return nil, err
 	}
 	probed, added := ResolveMarkdown(rel)
+	if added {
+		// The probed path is another file: it must pass the symlink check too.
+		if _, err := w.Rel(probed); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := os.ReadFile(w.Abs(probed))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -70,14 +76,14 @@ func (w *Workspace) Read(rel string, start, end int) (*ReadResult, error) {
 	if start <= 0 {
 		start = 1
 	}
-	if end <= 0 || end > total {
-		end = total
-	}
-	if start > end && end != 0 {
-		return nil, fmt.Errorf("start_line %d is after end_line %d", start, end)
-	}
 	if start > total && total > 0 || (total == 0 && start > 1) {
 		return nil, fmt.Errorf("start_line %d is beyond the end of %s (%d lines)", start, probed, total)
+	}
+	if end > 0 && start > end {
+		return nil, fmt.Errorf("start_line %d is after end_line %d", start, end)
+	}
+	if end <= 0 || end > total {
+		end = total
 	}
 	res := &ReadResult{Path: probed, StartLine: start, EndLine: end, TotalLines: total}
 	if added {
@@ -109,6 +115,9 @@ func (w *Workspace) Read(rel string, start, end int) (*ReadResult, error) {
 // RenderDialog renders a session JSONL as `[speaker @ created_at] text`
 // lines; lines that are not messages are kept as they are.
 func RenderDialog(jsonl string) string {
+	if strings.TrimRight(jsonl, "\n") == "" {
+		return "" // no messages: no lines
+	}
 	var b strings.Builder
 	for _, line := range strings.Split(strings.TrimRight(jsonl, "\n"), "\n") {
 		var m struct {

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"bytes"
+	"testing"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
+)
+
+func gbk(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeText(t *testing.T) {
+	gbkBytes := gbk(t, "登录流程")
+	if bytes.Equal(gbkBytes, []byte("登录流程")) {
+		t.Fatal("GBK fixture is identical to UTF-8")
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+		enc  Encoding
+	}{
+		{"empty", nil, "", UTF8},
+		{"ascii", []byte("hello\n"), "hello\n", UTF8},
+		{"utf8 chinese", []byte("登录流程\n"), "登录流程\n", UTF8},
+		{"bom", []byte("\xEF\xBB\xBF---\nname: x\n---\n"), "---\nname: x\n---\n", UTF8BOM},
+		{"bom only", []byte("\xEF\xBB\xBF"), "", UTF8BOM},
+		{"bom chinese", append([]byte("\xEF\xBB\xBF"), "登录"...), "登录", UTF8BOM},
+		{"gbk", gbkBytes, "登录流程", GBK},
+		{"gbk note", gbk(t, "---\nname: 登录\n---\n\n正文\n"), "---\nname: 登录\n---\n\n正文\n", GBK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, enc := DecodeText(tt.in)
+			if got != tt.want || enc != tt.enc {
+				t.Fatalf("DecodeText = %q, %v; want %q, %v", got, enc, tt.want, tt.enc)
+			}
+			back, err := EncodeText(got, enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back, tt.in) {
+				t.Fatalf("EncodeText round trip = %x, want %x", back, tt.in)
+			}
+		})
+	}
+}
+
+func TestEncodeTextGBKUnencodable(t *testing.T) {
+	// An emoji has no GBK code: the edit must fail, not corrupt the file.
+	if _, err := EncodeText("登录 😀", GBK); err == nil {
+		t.Fatal("EncodeText of an emoji as GBK succeeded")
+	}
+}
+
+func TestEncodingString(t *testing.T) {
+	for enc, want := range map[Encoding]string{UTF8: "utf-8", UTF8BOM: "utf-8-sig", GBK: "gbk"} {
+		if enc.String() != want {
+			t.Errorf("%d.String() = %q, want %q", enc, enc.String(), want)
+		}
+	}
+}
