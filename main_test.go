@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/alecthomas/kong"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -28,7 +32,10 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
+		UpdateScripts:       *update, // -update rewrites the cmp files inside the scripts
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"fakecohere":      cmdFakeCohere,
+			"cohere-requests": cmdCohereRequests,
 			// truncate-index cuts a file in half, as a crash or a full disk might
 			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
 				p := ts.MkAbs(args[0])
@@ -42,12 +49,52 @@ func TestScripts(t *testing.T) {
 			if err := copyDir(filepath.Join("testdata", "workspace"), filepath.Join(env.WorkDir, "ws")); err != nil {
 				return err
 			}
+			if err := copyDir(filepath.Join("testdata", "claude"), filepath.Join(env.WorkDir, "claude")); err != nil {
+				return err
+			}
 			env.Setenv("REME_TIMEZONE", "Asia/Shanghai")
 			env.Setenv("REME_NOW", "2026-06-22T10:00:00+08:00")
 			env.Setenv("COHERE_API_KEY", "")
 			return nil
 		},
 	})
+}
+
+// fakes holds each script's fake Cohere server.
+var fakes sync.Map // *testscript.TestScript -> *llm.FakeCohere
+
+// cmdFakeCohere starts a local Cohere v2 chat server answering with the
+// replies of a script file, and points reme at it.
+func cmdFakeCohere(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: fakecohere SCRIPT.json")
+	}
+	replies, err := llm.LoadFakeScript(ts.MkAbs(args[0]))
+	ts.Check(err)
+	fake := llm.NewFakeCohere(replies...)
+	srv := httptest.NewServer(fake)
+	ts.Defer(srv.Close)
+	fakes.Store(ts, fake)
+	ts.Setenv("REME_LLM_BASE_URL", srv.URL)
+	ts.Setenv("COHERE_API_KEY", llm.FakeAPIKey)
+	ts.Setenv("REME_LLM_MAX_RETRIES", "1")
+}
+
+// cmdCohereRequests writes the request bodies the fake server received,
+// one compact JSON document per line, so that scripts can grep them.
+func cmdCohereRequests(ts *testscript.TestScript, neg bool, args []string) {
+	v, ok := fakes.Load(ts)
+	if !ok || len(args) != 1 {
+		ts.Fatalf("usage: cohere-requests FILE (after fakecohere)")
+	}
+	var b bytes.Buffer
+	for _, r := range v.(*llm.FakeCohere).Requests() {
+		var c bytes.Buffer
+		ts.Check(json.Compact(&c, r))
+		b.Write(c.Bytes())
+		b.WriteByte('\n')
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
 }
 
 func copyDir(src, dst string) error {

@@ -295,6 +295,7 @@ func (f *Frontmatter) Set(key string, v any) error {
 		val.Style = yaml.FlowStyle // memory_tags: [a, b] reads better than a block list
 	}
 	guardFences(&val)
+	quoteLinks(&val)
 	m := f.mapping()
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
@@ -399,6 +400,21 @@ func guardFences(n *yaml.Node) {
 	}
 	for _, c := range n.Content {
 		guardFences(c)
+	}
+}
+
+// quoteLinks double-quotes wikilink strings ("[[session/dialog/x.jsonl]]"),
+// the way ReMe writes provenance keys.
+func quoteLinks(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && n.ShortTag() == "!!str" && strings.HasPrefix(n.Value, "[[") && !strings.Contains(n.Value, "\n") {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			quoteLinks(c)
+		}
 	}
 }
 

@@ -208,8 +208,9 @@ func ValidateLinkTarget(t string) error {
 	if strings.TrimSpace(t) == "" {
 		return fmt.Errorf("%w: empty link target", ErrInvalidPath)
 	}
-	if strings.ContainsAny(t, "[]#|\n") {
-		return fmt.Errorf("%w: %q cannot be a link target (contains [ ] # | or a newline)", ErrInvalidPath, t)
+	if strings.ContainsAny(t, "[]#|\n`") {
+		// a backtick could open a code span that hides the rest of the line
+		return fmt.Errorf("%w: %q cannot be a link target (contains [ ] # | ` or a newline)", ErrInvalidPath, t)
 	}
 	return nil
 }

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/store"
+)
+
+// maxMessagesBytes bounds what is read for messages (stdin or @file).
+const maxMessagesBytes = 64 << 20
+
+type autoMemoryCmd struct {
+	SessionID  string `name:"session-id" help:"Conversation id (a file name: no / or ..)." placeholder:"ID"`
+	Messages   string `help:"Messages as a JSON list, @FILE, or - for stdin." placeholder:"JSON|@FILE|-"`
+	Date       string `help:"Day of the card (default: the latest message day, else today)." placeholder:"YYYY-MM-DD"`
+	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
+	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh (default: config language)."`
+	Fallback   string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+}
+
+func (autoMemoryCmd) Help() string {
+	return `Distils a conversation into the day's memory card for its session:
+daily/DATE/<name>.md, listed on daily/DATE.md and tagged. The messages are first
+saved to session/dialog/<session_id>.jsonl (tool results and base64 data left
+out). Without COHERE_API_KEY an extractive card is written from the user's own
+statements. Messages take "role", "content" (text or blocks), and optionally
+"name", "id" and "created_at" (or time_created, timestamp, createdAt,
+timeCreated, created_time, also inside "metadata").`
+}
+
+func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
+	raw, err := readArgOrInput(c.Messages, app.Stdin)
+	if err != nil {
+		return err
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
+		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
+		Language: c.Language, Fallback: c.Fallback,
+	})
+	return app.reportMemory(res, err)
+}
+
+// readArgOrInput resolves a value given inline, as @FILE, or as - (stdin).
+// Long conversations do not fit in one argument (Linux allows 128 KiB).
+func readArgOrInput(v string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case v == "":
+		return nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
+	case v == "-":
+		return readLimited(stdin, "stdin")
+	case strings.HasPrefix(v, "@"):
+		f, err := os.Open(v[1:])
+		if err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
+		}
+		defer f.Close()
+		return readLimited(f, v[1:])
+	}
+	return []byte(v), nil
+}
+
+func readLimited(r io.Reader, name string) ([]byte, error) {
+	if r == nil {
+		return nil, fmt.Errorf("messages: nothing on %s", name)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxMessagesBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read messages from %s: %w", name, err)
+	}
+	if len(b) > maxMessagesBytes {
+		return nil, fmt.Errorf("messages from %s are larger than %d MiB", name, maxMessagesBytes>>20)
+	}
+	return b, nil
+}
+
+// reportMemory prints an auto_memory result: JSON, or one summary line.
+func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
+	if res != nil {
+		for _, w := range res.Warnings {
+			a.Log.Warn(w)
+		}
+		if res.Distiller == "extractive" && a.cfg != nil && a.cfg.LLM.APIKey == "" {
+			fmt.Fprintln(a.Stderr, "reme: no model configured (set COHERE_API_KEY); wrote an extractive card from the conversation")
+		}
+	}
+	if err != nil {
+		if errors.Is(err, jobs.ErrInput) || errors.Is(err, store.ErrMessages) {
+			return answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
+		}
+		return err
+	}
+	if a.Globals.JSON {
+		return a.printJSON(res)
+	}
+	fmt.Fprintln(a.Stdout, memorySummary(res))
+	return nil
+}
+
+func memorySummary(r *jobs.AutoMemoryResult) string {
+	if r.Skipped != "" {
+		where := ""
+		if r.Path != nil {
+			where = " (" + *r.Path + ")"
+		}
+		return fmt.Sprintf("skipped: %s%s; %d message(s) in %s", r.Skipped, where, r.NMessages, strings.Trim(r.SourceConversation, "[]"))
+	}
+	verb := "unchanged"
+	switch {
+	case r.Created:
+		verb = "created"
+	case r.Modified:
+		verb = "updated"
+	}
+	line := fmt.Sprintf("%s %s (%d message(s), %s)", verb, *r.Path, r.NMessages, r.Distiller)
+	if r.AutoTag != nil && len(r.AutoTag.Results) > 0 && r.AutoTag.Results[0].Error == "" {
+		line += "; tags: " + strings.Join(r.AutoTag.Results[0].Tags, ", ")
+	}
+	return line
+}
+
+// jobEnv wires the workspace, the index and the model for a job.
+func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := a.Index(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
+	if cfg.LLM.APIKey != "" {
+		model, err := llm.NewCohere(llm.CohereConfig{
+			APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Timeout: time.Duration(cfg.LLM.Timeout),
+			MaxRetries: cfg.LLM.MaxRetries, Logger: a.Log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		env.Model = model
+		env.ModelID = cfg.LLM.Model
+		if env.ModelID == "" {
+			env.ModelID = llm.DefaultModel
+		}
+	}
+	return env, nil
+}
+
+// jobIndex adapts the index to what jobs need.
+type jobIndex struct{ ix *index.Index }
+
+func (j jobIndex) UpdatePaths(ctx context.Context, paths ...string) error {
+	return j.ix.UpdatePaths(ctx, paths...)
+}
+
+func (j jobIndex) Rename(ctx context.Context, src, dst string) error {
+	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{})
+	return err
+}
+
+func (j jobIndex) Locked(ctx context.Context, fn func() error) error { return j.ix.Locked(ctx, fn) }
+
+func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) {
+	page, err := j.ix.ListTags(ctx, index.TagListOptions{Page: 1, PageSize: limit, OrderBy: "file_count"})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobs.TagCount, 0, len(page.Items))
+	for _, it := range page.Items {
+		out = append(out, jobs.TagCount{Tag: it[0].(string), Count: it[1].(int)})
+	}
+	return out, nil
+}
+
+type autoMemoryCCCmd struct {
+	SessionID      string `name:"session-id" help:"Claude Code session id (default: read the Stop-hook JSON on stdin)." placeholder:"ID"`
+	TranscriptPath string `name:"transcript-path" help:"Transcript file (default: found under $CLAUDE_CONFIG_DIR or ~/.claude/projects)." placeholder:"FILE"`
+	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
+	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
+	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+	Fallback       string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+}
+
+func (autoMemoryCCCmd) Help() string {
+	return `For a Claude Code Stop hook: reads the hook's JSON on stdin (session_id,
+transcript_path), copies the transcript's new entries to
+session/claude_code/<session_id>.jsonl, and updates the session's card of the day
+like auto_memory. User and assistant text are kept, tool calls become one-line
+summaries, thinking and injected reminders are dropped.`
+}
+
+func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
+	sid, transcript := c.SessionID, c.TranscriptPath
+	if sid == "" {
+		in, err := jobs.ParseClaudeHookInput(app.Stdin)
+		if err != nil {
+			return app.reportMemory(nil, err)
+		}
+		sid = in.SessionID
+		if transcript == "" {
+			transcript = in.TranscriptPath
+		}
+	}
+	if err := jobs.ValidateSessionID(sid); err != nil {
+		return app.reportMemory(nil, err)
+	}
+	if transcript == "" {
+		home, _ := os.UserHomeDir()
+		p, err := jobs.FindClaudeTranscript(sid, app.Getenv, home)
+		if err != nil {
+			return err
+		}
+		transcript = p
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
+		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
+		Language: c.Language, Fallback: c.Fallback,
+	})
+	return app.reportMemory(res, err)
+}

@@ -1,0 +1,302 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/store"
+)
+
+// fakeIndex is a working stand-in for the index: renames move the file
+// (without retargeting links), updates are recorded.
+type fakeIndex struct {
+	ws      *store.Workspace
+	updated []string
+	renames [][2]string
+	tags    []TagCount
+}
+
+func (f *fakeIndex) UpdatePaths(_ context.Context, paths ...string) error {
+	f.updated = append(f.updated, paths...)
+	return nil
+}
+
+func (f *fakeIndex) Rename(_ context.Context, src, dst string) error {
+	f.renames = append(f.renames, [2]string{src, dst})
+	return os.Rename(f.ws.Abs(src), f.ws.Abs(dst))
+}
+
+func (f *fakeIndex) Locked(_ context.Context, fn func() error) error { return fn() }
+
+func (f *fakeIndex) Tags(context.Context, int) ([]TagCount, error) { return f.tags, nil }
+
+var shanghai, _ = time.LoadLocation("Asia/Shanghai")
+
+func newEnv(t *testing.T, model llm.Client) (*Env, *fakeIndex) {
+	t.Helper()
+	ws, err := store.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	ix := &fakeIndex{ws: ws}
+	now := time.Date(2026, 6, 22, 10, 0, 0, 0, shanghai)
+	return &Env{WS: ws, Index: ix, Model: model, ModelID: "test-model", Location: shanghai, Now: func() time.Time { return now }}, ix
+}
+
+func call(name string, args any) llm.ToolCall {
+	b, _ := json.Marshal(args)
+	return llm.ToolCall{ID: name + "-1", Name: name, Arguments: b}
+}
+
+const convJSON = `[
+ {"role":"user","content":"Please remember: our staging database is pg-staging-2, port 6432.","created_at":"2026-06-20T08:00:00Z"},
+ {"role":"assistant","content":"Noted.","created_at":"2026-06-20T08:00:05Z"}
+]`
+
+func workspaceFiles(t *testing.T, ws *store.Workspace) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(ws.Root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(ws.Root, p)
+			if !strings.HasPrefix(rel, "metadata") {
+				out = append(out, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+func TestAutoMemoryBadInputChangesNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		req  AutoMemoryRequest
+		want string
+	}{
+		{"missing session", AutoMemoryRequest{Messages: []byte(convJSON)}, "session_id is required"},
+		{"slash in session", AutoMemoryRequest{SessionID: "a/b", Messages: []byte(convJSON)}, "session_id"},
+		{"dots", AutoMemoryRequest{SessionID: "..", Messages: []byte(convJSON)}, "session_id"},
+		{"reserved", AutoMemoryRequest{SessionID: "NUL", Messages: []byte(convJSON)}, "reserved"},
+		{"bad date", AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON), Date: "2026-02-30"}, "date must be YYYY-MM-DD"},
+		{"timestamp as date", AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON), Date: "2026-08-20T10:00:00"}, "date must be YYYY-MM-DD"},
+		{"invalid json", AutoMemoryRequest{SessionID: "s", Messages: []byte(`[{"role":"user",`)}, "not valid JSON"},
+		{"not a list", AutoMemoryRequest{SessionID: "s", Messages: []byte(`{"role":"user","content":"x"}`)}, "JSON list"},
+		{"bad role", AutoMemoryRequest{SessionID: "s", Messages: []byte(`[{"role":"robot","content":"x"}]`)}, "robot"},
+		{"bad content", AutoMemoryRequest{SessionID: "s", Messages: []byte(`[{"role":"user","content":5}]`)}, "content"},
+		{"bad fallback", AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON), Fallback: "magic"}, "fallback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _ := newEnv(t, llm.NewScripted())
+			_, err := AutoMemory(context.Background(), env, tt.req)
+			if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrInput mentioning %q", err, tt.want)
+			}
+			if files := workspaceFiles(t, env.WS); len(files) != 0 {
+				t.Errorf("bad input wrote %v", files)
+			}
+		})
+	}
+}
+
+func TestAutoMemorySmallTalkIsSkippedButSaved(t *testing.T) {
+	model := llm.NewScripted(llm.TextReply("Only greetings; nothing to remember."))
+	env, _ := newEnv(t, model)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != nil || res.Created || res.Modified || res.Skipped != "model skipped" || res.Date != "2026-06-22" {
+		t.Errorf("result %+v", res)
+	}
+	if !cmp.Equal(workspaceFiles(t, env.WS), []string{"session/dialog/hi.jsonl"}) {
+		t.Errorf("files %v", workspaceFiles(t, env.WS))
+	}
+	// a repeat of the same small talk does not ask the model again
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)})
+	if err != nil || res.Skipped != "no new messages" {
+		t.Fatalf("repeat: %+v %v", res, err)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("model called %d times", n)
+	}
+}
+
+func TestAutoMemoryToolsAreConfinedToTheCard(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ToolCallReply(call("daily_write", map[string]string{"name": "2026-06-20-db", "description": "d", "content": "c"})),
+		llm.ToolCallReply(call("daily_write", map[string]string{"name": "a/b", "description": "d", "content": "c"})),
+		llm.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging database is pg-staging-2 on port 6432.", "content": "- Staging DB: pg-staging-2, port 6432."})),
+		llm.TextReply("done"),
+	)
+	env, _ := newEnv(t, model)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s1", Messages: []byte(convJSON)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path == nil || *res.Path != "daily/2026-06-20/staging-db.md" || !res.Created || !res.Modified {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := model.Requests()
+	results := func(i int) string {
+		msgs := reqs[i].Messages
+		return msgs[len(msgs)-1].Text()
+	}
+	if r := results(1); !strings.Contains(r, "must not contain the date") {
+		t.Errorf("dated name accepted: %q", r)
+	}
+	if r := results(2); !strings.Contains(r, "not a valid file name") {
+		t.Errorf("name with / accepted: %q", r)
+	}
+	n, err := env.WS.ReadNote(*res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.FM.String("session_id") != "s1" || n.FM.String("source_conversation") != "[[session/dialog/s1.jsonl]]" || n.Name() != "staging-db" {
+		t.Errorf("frontmatter %s", n.FM.JSON())
+	}
+	if res.AutoTag == nil || res.AutoTag.Failed != 1 {
+		t.Errorf("tagging with an exhausted script should fail softly: %+v", res.AutoTag)
+	}
+}
+
+func TestAutoMemoryUpdateRefusesOtherPathsAndReservedKeys(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	// an existing card of the session, and a sibling it must not touch
+	for p, c := range map[string]string{
+		"daily/2026-06-20/staging-db.md": "---\nname: staging-db\ndescription: d\nsession_id: s1\nsource_conversation: \"[[session/dialog/s1.jsonl]]\"\n---\n\n- old fact\n",
+		"daily/2026-06-20/other.md":      "---\nname: other\n---\n\nsecret\n",
+	} {
+		if err := env.WS.WriteFile(p, []byte(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card := "daily/2026-06-20/staging-db.md"
+	model := llm.NewScripted(
+		llm.ToolCallReply(call("read", map[string]string{"path": "daily/2026-06-20/other.md"})),
+		llm.ToolCallReply(call("write", map[string]string{"path": "../outside.md", "content": "x"})),
+		llm.ToolCallReply(call("frontmatter_update", map[string]any{"path": card, "metadata": map[string]any{"status": "done"}})),
+		llm.ToolCallReply(call("edit", map[string]string{"path": card, "old": "- old fact", "new": "- old fact\n- new fact"})),
+		llm.TextReply("updated"),
+		llm.TextReply("no tags"),
+	)
+	env.Model, env.ModelID = model, "m"
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s1", Messages: []byte(convJSON)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created || !res.Modified || *res.Path != card {
+		t.Errorf("result %+v", res)
+	}
+	reqs := model.Requests()
+	for i, want := range []string{"no permission", "outside the workspace", "status is reserved"} {
+		msgs := reqs[i+1].Messages
+		if got := msgs[len(msgs)-1].Text(); !strings.Contains(got, want) {
+			t.Errorf("tool result %d = %q, want %q", i, got, want)
+		}
+	}
+	b, _ := os.ReadFile(env.WS.Abs("daily/2026-06-20/other.md"))
+	if string(b) != "---\nname: other\n---\n\nsecret\n" {
+		t.Error("the sibling card changed")
+	}
+	var prompt strings.Builder
+	for _, m := range reqs[0].Messages {
+		prompt.WriteString(m.Text())
+	}
+	if !strings.Contains(prompt.String(), "already exists at "+card) {
+		t.Error("the update prompt does not name the card")
+	}
+}
+
+func TestAutoMemoryWithoutModelWritesExtractiveCard(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s2", Messages: []byte(convJSON)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Distiller != "extractive" || res.Path == nil || !res.Created || res.AutoTag == nil || res.AutoTag.Skipped == "" {
+		t.Fatalf("result %+v", res)
+	}
+	n, err := env.WS.ReadNote(*res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.FM.String("distiller") != "extractive" || !strings.Contains(n.Body, "pg-staging-2, port 6432") || !strings.Contains(n.Body, "[[session/dialog/s2.jsonl]]") {
+		t.Errorf("card:\n%s", n.Body)
+	}
+}
+
+func TestAutoMemoryModelFailure(t *testing.T) {
+	failing := &llm.Scripted{Func: func(llm.Request) (*llm.Response, error) { return nil, llm.ErrServer }}
+	env, _ := newEnv(t, failing)
+	_, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s3", Messages: []byte(convJSON)})
+	if err == nil || !errors.Is(err, llm.ErrServer) {
+		t.Fatalf("err = %v", err)
+	}
+	if !cmp.Equal(workspaceFiles(t, env.WS), []string{"session/dialog/s3.jsonl"}) {
+		t.Errorf("files %v (the conversation must be saved, nothing else)", workspaceFiles(t, env.WS))
+	}
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s3", Messages: []byte(convJSON), Fallback: "extractive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Distiller != "extractive" || res.Path == nil || len(res.Warnings) != 1 {
+		t.Errorf("fallback result %+v", res)
+	}
+}
+
+func TestAutoMemoryDates(t *testing.T) {
+	tests := []struct {
+		name, msgs, date, want string
+	}{
+		{"historical import", `[{"role":"user","content":"Jon lost his job today.","created_at":"2023-01-19T08:00:00"}]`, "", "2023-01-19"},
+		{"latest day wins", `[{"role":"user","content":"a","created_at":"2026-01-01T10:00:00"},{"role":"user","content":"b","timestamp":"2026-01-03T10:00:00"},{"role":"user","content":"c","metadata":{"createdAt":"2026-01-02T10:00:00"}}]`, "", "2026-01-03"},
+		{"utc converted to the workspace zone", `[{"role":"user","content":"x","created_at":"2026-08-19T16:30:00Z"}]`, "", "2026-08-20"},
+		{"created_at wins over aliases", `[{"role":"user","content":"x","created_at":"2026-05-01T10:00:00","timestamp":"2026-09-09T10:00:00"}]`, "", "2026-05-01"},
+		{"explicit date", `[{"role":"user","content":"x","created_at":"2026-05-01T10:00:00"}]`, "2023-01-19", "2023-01-19"},
+		{"no timestamps: today", `[{"role":"user","content":"x"}]`, "", "2026-06-22"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _ := newEnv(t, nil)
+			res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "d", Messages: []byte(tt.msgs), Date: tt.date})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Date != tt.want || res.Path == nil || !strings.HasPrefix(*res.Path, "daily/"+tt.want+"/") {
+				t.Errorf("date %s path %v, want %s", res.Date, res.Path, tt.want)
+			}
+		})
+	}
+}
+
+func TestPromptsRenderInBothLanguages(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		for _, part := range []string{"system", "create", "update"} {
+			data := map[string]any{"Today": "2026-06-20", "SessionID": "s", "SessionFile": "session/dialog/s.jsonl", "Hint": "(none)", "NotePath": "daily/2026-06-20/x.md", "History": "[u @ t]\nhi", "Images": false}
+			out, err := renderPrompt("auto_memory", lang, part, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "prompts", "auto_memory."+lang+"."+part+".txt")
+			checkGolden(t, golden, out)
+		}
+		out, err := renderPrompt("auto_tag", lang, "user", map[string]any{"Path": "daily/2026-06-20/x.md", "Existing": "auth (3)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join("testdata", "prompts", "auto_tag."+lang+".user.txt"), out)
+	}
+}

@@ -1,0 +1,145 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/store"
+)
+
+// AutoTagResult reports tagging; a tagging failure never fails the write
+// that triggered it.
+type AutoTagResult struct {
+	Processed int           `json:"processed"`
+	Succeeded int           `json:"succeeded"`
+	Failed    int           `json:"failed"`
+	Skipped   string        `json:"skipped,omitempty"`
+	Results   []AutoTagItem `json:"results"`
+}
+
+// AutoTagItem is the outcome for one card.
+type AutoTagItem struct {
+	Path  string   `json:"path"`
+	Tags  []string `json:"tags"`
+	Error string   `json:"error,omitempty"`
+}
+
+const autoTagMaxSteps = 8
+
+// AutoTag has the model set memory_tags (at most three, normalised,
+// preferring tags already in use) on one card. Only that key of that card
+// can change.
+func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
+	res := &AutoTagResult{Results: []AutoTagItem{}}
+	if env.Model == nil {
+		res.Skipped = "no model configured"
+		return res
+	}
+	res.Processed = 1
+	tags, err := tagCard(ctx, env, card, lang)
+	item := AutoTagItem{Path: card, Tags: tags}
+	if err != nil {
+		item.Error = err.Error()
+		res.Failed = 1
+		env.logger().Warn("auto_tag failed", "path", card, "err", err)
+	} else {
+		res.Succeeded = 1
+	}
+	if item.Tags == nil {
+		item.Tags = []string{}
+	}
+	res.Results = append(res.Results, item)
+	return res
+}
+
+func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error) {
+	used, err := env.Index.Tags(ctx, 50)
+	if err != nil {
+		return nil, fmt.Errorf("list tags: %w", err)
+	}
+	existing := "(none yet)"
+	if len(used) > 0 {
+		parts := make([]string, len(used))
+		for i, t := range used {
+			parts[i] = fmt.Sprintf("%s (%d)", t.Tag, t.Count)
+		}
+		existing = strings.Join(parts, ", ")
+	}
+	scope := &cardScope{ws: env.WS, path: card, onlyKeys: map[string]bool{store.TagKey: true}}
+	data := map[string]any{"Path": card, "Existing": existing}
+	system, err := renderPrompt("auto_tag", lang, "system", data)
+	if err != nil {
+		return nil, err
+	}
+	user, err := renderPrompt("auto_tag", lang, "user", data)
+	if err != nil {
+		return nil, err
+	}
+	listTags := llm.AgentTool{
+		Tool: llm.Tool{Name: "list_tags", Description: "List the tags already in use with their note counts.",
+			Parameters: schema(`{"type":"object","properties":{},"additionalProperties":false}`)},
+		Run: func(ctx context.Context, _ json.RawMessage) (string, error) { return existing, nil },
+	}
+	_, err = llm.RunAgent(ctx, env.Model, llm.AgentConfig{
+		Model:    env.ModelID,
+		System:   system,
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, user)},
+		Tools:    []llm.AgentTool{scope.readTool(), listTags, scope.frontmatterTool("Set memory_tags on the card; no other key may change.")},
+		MaxSteps: autoTagMaxSteps,
+		Logger:   env.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !scope.wrote {
+		return nil, errors.New("the model did not set memory_tags")
+	}
+	// Normalise what the model wrote, then bring the indexes up to date.
+	var final []string
+	err = env.Index.Locked(ctx, func() error {
+		n, err := env.WS.ReadNote(card)
+		if err != nil {
+			return err
+		}
+		final = store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
+		if final == nil {
+			final = []string{}
+		}
+		if !sameStrings(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
+			if err := n.FM.Set(store.TagKey, final); err != nil {
+				return err
+			}
+			if err := env.WS.WriteNote(n); err != nil {
+				return err
+			}
+		}
+		touched := []string{card}
+		if d := store.DateFromPath(card); d != "" {
+			idx, err := env.WS.RefreshDayIndex(d)
+			if err != nil {
+				return err
+			}
+			if idx.Changed {
+				touched = append(touched, idx.Path)
+			}
+		}
+		return env.Index.UpdatePaths(ctx, touched...)
+	})
+	return final, err
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,556 @@
+package jobs
+
+// The Claude Code side of auto_memory_cc: the Stop hook's stdin, finding the
+// session transcript, copying it into the workspace, and rendering it for
+// the model.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// ErrNoTranscript is returned when a Claude Code session has no transcript
+// file where Claude Code keeps them.
+var ErrNoTranscript = errors.New("claude code transcript not found")
+
+const (
+	// claudeHookInputMax bounds what is read from the Stop hook's stdin.
+	claudeHookInputMax = 1 << 20
+	// claudeExcerpt is how many characters of a tool input or result reach
+	// the prompt.
+	claudeExcerpt = 200
+	// claudeCopyDir holds the workspace copies of Claude Code transcripts.
+	claudeCopyDir = store.SessionDir + "/claude_code"
+)
+
+// ClaudeHookInput is what the Stop hook sends on stdin.
+type ClaudeHookInput struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	HookEventName  string `json:"hook_event_name"`
+	Cwd            string `json:"cwd"`
+}
+
+// ParseClaudeHookInput reads the hook's JSON (at most 1 MiB; unknown fields
+// are ignored) and checks that it names a valid session.
+func ParseClaudeHookInput(r io.Reader) (*ClaudeHookInput, error) {
+	data, err := io.ReadAll(io.LimitReader(r, claudeHookInputMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook input: %w", err)
+	}
+	if len(data) > claudeHookInputMax {
+		return nil, fmt.Errorf("%w: hook input is larger than 1 MiB", ErrInput)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: hook input is empty (expected the Claude Code hook JSON on stdin)", ErrInput)
+	}
+	if data[0] != '{' {
+		return nil, fmt.Errorf("%w: hook input is not a JSON object", ErrInput)
+	}
+	var in ClaudeHookInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("%w: hook input is not valid JSON (at byte %d): %v", ErrInput, syn.Offset, err)
+		}
+		return nil, fmt.Errorf("%w: hook input: %v", ErrInput, err)
+	}
+	if strings.TrimSpace(in.SessionID) == "" {
+		return nil, fmt.Errorf("%w: hook input has no session_id", ErrInput)
+	}
+	if err := ValidateSessionID(in.SessionID); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// FindClaudeTranscript locates <configDir>/projects/*/<sessionID>.jsonl,
+// where configDir is $CLAUDE_CONFIG_DIR if set, else <home>/.claude (a
+// CLAUDE_CONFIG_DIR that already ends in "projects" is used as is, as ReMe
+// does). When several project folders hold the session, the most recently
+// modified file wins.
+func FindClaudeTranscript(sessionID string, getenv func(string) string, home string) (string, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return "", err
+	}
+	projects, err := claudeProjectsDir(getenv, home)
+	if err != nil {
+		return "", err
+	}
+	dirs, err := os.ReadDir(projects)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s does not exist (set CLAUDE_CONFIG_DIR if Claude Code keeps its data elsewhere)", ErrNoTranscript, projects)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", projects, err)
+	}
+	name := sessionID + ".jsonl"
+	best, bestMod := "", int64(0)
+	for _, d := range dirs { // sorted by name, so ties go to the first
+		p := filepath.Join(projects, d.Name(), name)
+		fi, err := os.Stat(p) // follows a symlinked project folder, as a glob would
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if mod := fi.ModTime().UnixNano(); best == "" || mod > bestMod {
+			best, bestMod = p, mod
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("%w: no %s in any project folder of %s", ErrNoTranscript, name, projects)
+	}
+	return best, nil
+}
+
+func claudeProjectsDir(getenv func(string) string, home string) (string, error) {
+	dir := ""
+	if getenv != nil {
+		dir = strings.TrimSpace(getenv("CLAUDE_CONFIG_DIR"))
+	}
+	if dir == "" || dir == "~" || strings.HasPrefix(dir, "~/") {
+		if home == "" {
+			return "", fmt.Errorf("%w: no home folder to find ~/.claude in (set CLAUDE_CONFIG_DIR)", ErrNoTranscript)
+		}
+		switch {
+		case dir == "":
+			dir = filepath.Join(home, ".claude")
+		default:
+			dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
+		}
+	}
+	dir = filepath.Clean(dir)
+	if filepath.Base(dir) == "projects" {
+		return dir, nil
+	}
+	return filepath.Join(dir, "projects"), nil
+}
+
+// ClaudeCopyPath is the workspace copy of a Claude Code session transcript.
+// The session id must have passed store.ValidateName.
+func ClaudeCopyPath(sessionID string) string { return claudeCopyDir + "/" + sessionID + ".jsonl" }
+
+// ClaudeEntry is one line of a Claude Code transcript.
+type ClaudeEntry struct {
+	UUID, ParentUUID, Type, Timestamp string
+	IsMeta                            bool
+	// IsSidechain marks a subagent's conversation (its "user" turns are
+	// prompts written by the main agent); IsCompactSummary marks the
+	// summary Claude Code injects as a user turn after compacting.
+	IsSidechain, IsCompactSummary bool
+	Role                          string          // message.role
+	Content                       json.RawMessage // message.content: a string or a list of blocks
+	Raw                           json.RawMessage // the line exactly as in the transcript
+}
+
+// ClaudeCopy reports what CopyClaudeTranscript did.
+type ClaudeCopy struct {
+	Path         string        // workspace-relative path of the copy
+	Entries      []ClaudeEntry // every entry of the copy, old then new; the new ones are the last New
+	New          int           // entries appended by this call
+	SkippedLines int           // transcript lines that are not JSON objects (a line being written, or damage)
+}
+
+// NewEntries returns the entries this call added to the copy.
+func (c *ClaudeCopy) NewEntries() []ClaudeEntry { return c.Entries[len(c.Entries)-c.New:] }
+
+// CopyClaudeTranscript appends to session/claude_code/<sid>.jsonl every
+// transcript line that has a uuid the copy does not hold yet, verbatim and
+// in transcript order. Transcript lines that do not parse are skipped and
+// counted (Claude Code may be writing the last one); a line of the copy
+// that does not parse is an error, so nothing already saved is lost. When
+// nothing is new the copy is not touched. The caller holds the session's
+// lock: two concurrent copies could both append the same lines.
+func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string) (*ClaudeCopy, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	rel, err := ws.Rel(ClaudeCopyPath(sessionID))
+	if err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(transcriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("read claude code transcript: %w", err)
+	}
+	old, err := os.ReadFile(ws.Abs(rel))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	res := &ClaudeCopy{Path: rel}
+	seen := map[string]bool{}
+	for i, line := range bytes.Split(old, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, ok := parseClaudeLine(line)
+		if !ok {
+			return nil, fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, i+1)
+		}
+		if e.UUID != "" {
+			seen[e.UUID] = true
+		}
+		res.Entries = append(res.Entries, e)
+	}
+	var add bytes.Buffer
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, ok := parseClaudeLine(line)
+		if !ok {
+			res.SkippedLines++
+			continue
+		}
+		if e.UUID == "" || seen[e.UUID] {
+			continue
+		}
+		seen[e.UUID] = true
+		res.Entries = append(res.Entries, e)
+		res.New++
+		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
+		add.WriteByte('\n')
+	}
+	if res.New == 0 {
+		return res, nil
+	}
+	if len(bytes.TrimSpace(old)) == 0 {
+		if err := ws.WriteFile(rel, add.Bytes()); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	data := add.Bytes()
+	if old[len(old)-1] != '\n' {
+		data = append([]byte{'\n'}, data...)
+	}
+	if err := claudeAppend(ws.Abs(rel), data); err != nil {
+		return nil, fmt.Errorf("append %s: %w", rel, err)
+	}
+	return res, nil
+}
+
+// claudeAppend appends and fsyncs; on failure it cuts the file back to its
+// old size so that a half-written line never stays behind.
+func claudeAppend(abs string, data []byte) error {
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return errors.New("not a regular file")
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if werr != nil {
+		_ = f.Truncate(fi.Size())
+		_ = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// parseClaudeLine decodes one transcript line; ok is false when the line is
+// not a JSON object. Fields of an unexpected type are left empty.
+func parseClaudeLine(line []byte) (ClaudeEntry, bool) {
+	line = bytes.TrimRight(line, "\r")
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return ClaudeEntry{}, false
+	}
+	var head struct {
+		UUID             any             `json:"uuid"`
+		ParentUUID       any             `json:"parentUuid"`
+		Type             any             `json:"type"`
+		Timestamp        any             `json:"timestamp"`
+		IsMeta           any             `json:"isMeta"`
+		IsSidechain      any             `json:"isSidechain"`
+		IsCompactSummary any             `json:"isCompactSummary"`
+		Message          json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(t, &head) != nil {
+		return ClaudeEntry{}, false
+	}
+	e := ClaudeEntry{
+		UUID:             claudeString(head.UUID),
+		ParentUUID:       claudeString(head.ParentUUID),
+		Type:             claudeString(head.Type),
+		Timestamp:        claudeString(head.Timestamp),
+		IsMeta:           head.IsMeta == true,
+		IsSidechain:      head.IsSidechain == true,
+		IsCompactSummary: head.IsCompactSummary == true,
+		Raw:              json.RawMessage(line),
+	}
+	var msg struct {
+		Role    any             `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if len(head.Message) > 0 && head.Message[0] == '{' && json.Unmarshal(head.Message, &msg) == nil {
+		e.Role = claudeString(msg.Role)
+		e.Content = msg.Content
+	}
+	return e, true
+}
+
+func claudeString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// claudeInjected matches the wrappers Claude Code puts into user turns:
+// they are the harness talking, never the user.
+var claudeInjected = regexp.MustCompile(`(?s)` + strings.Join([]string{
+	`<system-reminder>.*?</system-reminder>`,
+	`<command-name>.*?</command-name>`,
+	`<command-message>.*?</command-message>`,
+	`<command-args>.*?</command-args>`,
+	`<command-contents>.*?</command-contents>`,
+	`<local-command-caveat>.*?</local-command-caveat>`,
+	`<local-command-stdout>.*?</local-command-stdout>`,
+	`<local-command-stderr>.*?</local-command-stderr>`,
+	`<bash-input>.*?</bash-input>`,
+	`<bash-stdout>.*?</bash-stdout>`,
+	`<bash-stderr>.*?</bash-stderr>`,
+	`<user-prompt-submit-hook>.*?</user-prompt-submit-hook>`,
+	`Caveat: The messages below were generated by the user while running local commands[^\n]*`,
+	`(?m:^\[Request interrupted by user[^\]\n]*\]$)`,
+}, "|"))
+
+var claudeBlankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
+
+// claudeStripInjected removes the injected wrappers and the blank lines
+// they leave behind.
+func claudeStripInjected(s string) string {
+	for { // a removal can join the halves of another wrapper
+		t := claudeInjected.ReplaceAllString(s, "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	s = claudeBlankLines.ReplaceAllString(s, "\n\n")
+	return strings.TrimSpace(s)
+}
+
+// claudeBlock is the decoded form of a transcript content block.
+type claudeBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Content  json.RawMessage `json:"content"`
+	IsError  bool            `json:"is_error"`
+	Thinking string          `json:"thinking"`
+}
+
+// claudeRendered is one entry's contribution to the prompt.
+type claudeRendered struct {
+	lines    []string
+	toolOnly bool // every line is a tool call or a tool result
+}
+
+// RenderClaudeMessages turns transcript entries into messages for the model
+// prompt, one text block each:
+//   - only "user" and "assistant" entries with that message role count;
+//     isMeta, sidechain and compact-summary entries are dropped;
+//   - injected wrappers (<system-reminder>, command wrappers, local command
+//     output, the local-command caveat) are removed from user text and tool
+//     results; assistant text is kept as written;
+//   - thinking blocks are dropped; a tool call becomes
+//     "[tool <name>(<compact JSON input, at most 200 chars>)]", a tool result
+//     "[tool result: <at most 200 chars on one line>]" ("[tool error: …]"
+//     when is_error), an image "[image]";
+//   - an entry that renders to tool lines only is merged into the message
+//     before it when that one is the assistant's: Claude Code writes every
+//     block of a turn as its own line, and merging keeps a run of
+//     call/result pairs under one header. A tool-only entry that cannot be
+//     merged becomes an assistant message (tool activity is the assistant's,
+//     never what the user said), and later tool lines merge into it;
+//   - a message that is left with no text is dropped.
+//
+// Name is the role, ID the entry's uuid and CreatedAt its timestamp (of the
+// first entry, for a merged message).
+func RenderClaudeMessages(entries []ClaudeEntry) []store.Message {
+	var out []store.Message
+	var texts []string // text of out[i], grown by merges
+	for _, e := range entries {
+		if e.Type != "user" && e.Type != "assistant" {
+			continue
+		}
+		if e.Role != "user" && e.Role != "assistant" {
+			continue
+		}
+		if e.IsMeta || e.IsSidechain || e.IsCompactSummary {
+			continue
+		}
+		r := renderClaudeContent(e.Role, e.Content)
+		if len(r.lines) == 0 {
+			continue
+		}
+		text := strings.Join(r.lines, "\n")
+		if r.toolOnly && len(out) > 0 && out[len(out)-1].Role == "assistant" {
+			texts[len(texts)-1] += "\n" + text
+			continue
+		}
+		role := e.Role
+		if r.toolOnly {
+			role = "assistant"
+		}
+		out = append(out, store.Message{Name: role, Role: role, ID: e.UUID, CreatedAt: e.Timestamp})
+		texts = append(texts, text)
+	}
+	for i := range out {
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"text", texts[i]})
+		out[i].Content = []json.RawMessage{b}
+	}
+	return out
+}
+
+func renderClaudeContent(role string, content json.RawMessage) claudeRendered {
+	content = bytes.TrimSpace(content)
+	if len(content) == 0 {
+		return claudeRendered{}
+	}
+	if content[0] == '"' {
+		var s string
+		if json.Unmarshal(content, &s) != nil {
+			return claudeRendered{}
+		}
+		if t := claudeCleanText(role, s); t != "" {
+			return claudeRendered{lines: []string{t}}
+		}
+		return claudeRendered{}
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(content, &blocks) != nil {
+		return claudeRendered{}
+	}
+	r := claudeRendered{toolOnly: true}
+	for _, raw := range blocks {
+		var b claudeBlock
+		if json.Unmarshal(raw, &b) != nil {
+			continue
+		}
+		switch b.Type {
+		case "text":
+			if t := claudeCleanText(role, b.Text); t != "" {
+				r.lines = append(r.lines, t)
+				r.toolOnly = false
+			}
+		case "tool_use":
+			r.lines = append(r.lines, "[tool "+claudeOneLine(b.Name)+"("+claudeToolInput(b.Input)+")]")
+		case "tool_result":
+			label := "tool result"
+			if b.IsError {
+				label = "tool error"
+			}
+			body := claudeExcerptOf(claudeStripInjected(claudeResultText(b.Content)))
+			if body == "" {
+				body = "(no output)"
+			}
+			r.lines = append(r.lines, "["+label+": "+body+"]")
+		case "image":
+			r.lines = append(r.lines, "[image]")
+			r.toolOnly = false
+		case "document":
+			r.lines = append(r.lines, "[document]")
+			r.toolOnly = false
+		}
+		// thinking, redacted_thinking and unknown blocks are dropped.
+	}
+	if len(r.lines) == 0 {
+		r.toolOnly = false
+	}
+	return r
+}
+
+func claudeCleanText(role, s string) string {
+	if role == "user" {
+		return claudeStripInjected(s)
+	}
+	return strings.TrimSpace(s)
+}
+
+// claudeToolInput is the compact JSON of a tool call's input, cut to the
+// excerpt length.
+func claudeToolInput(in json.RawMessage) string {
+	var buf bytes.Buffer
+	if len(in) == 0 || json.Compact(&buf, in) != nil {
+		return ""
+	}
+	return claudeTruncate(buf.String(), claudeExcerpt)
+}
+
+// claudeResultText is the text of a tool result's content: a string, or a
+// list of blocks of which text counts and images show as [image].
+func claudeResultText(c json.RawMessage) string {
+	c = bytes.TrimSpace(c)
+	if len(c) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return s
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(c, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image":
+			parts = append(parts, "[image]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// claudeExcerptOf puts s on one line and keeps its first 200 characters.
+func claudeExcerptOf(s string) string {
+	return claudeTruncate(claudeOneLine(s), claudeExcerpt)
+}
+
+func claudeOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// claudeTruncate keeps the first n characters (runes) of s, marking a cut
+// with an ellipsis.
+func claudeTruncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + "…"
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,77 @@
+// Package jobs holds reme's pipelines: auto_memory (conversations become
+// daily cards), auto_tag, auto_resource. They are plain functions over the
+// workspace (store), a model (jobs/llm) and the small Indexer interface
+// below; the index package is wired in by main.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/store"
+)
+
+var (
+	// ErrNoModel is returned when a job needs a model and none is configured.
+	ErrNoModel = errors.New("no model configured (set COHERE_API_KEY)")
+	// ErrInput is wrapped by every problem with a job's parameters.
+	ErrInput = errors.New("invalid input")
+)
+
+// Indexer is what jobs need from the index.
+type Indexer interface {
+	// UpdatePaths re-indexes notes that a job wrote, moved or removed.
+	UpdatePaths(ctx context.Context, paths ...string) error
+	// Rename moves a note and retargets every inbound link to it.
+	Rename(ctx context.Context, src, dst string) error
+	// Locked runs fn under the workspace writer lock (never around a model call).
+	Locked(ctx context.Context, fn func() error) error
+	// Tags lists the tags in use with their note counts, most used first.
+	Tags(ctx context.Context, limit int) ([]TagCount, error)
+}
+
+// TagCount is a tag in use.
+type TagCount struct {
+	Tag   string `json:"tag"`
+	Count int    `json:"count"`
+}
+
+// Env is what every job runs against.
+type Env struct {
+	WS       *store.Workspace
+	Index    Indexer
+	Model    llm.Client // nil when no model is configured
+	ModelID  string     // model name sent with each request
+	Language string     // en or zh prompt set
+	Location *time.Location
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return e.Log
+}
+
+func (e *Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *Env) loc() *time.Location {
+	if e.Location == nil {
+		return time.Local
+	}
+	return e.Location
+}
+
+// Today is the current date in the workspace time zone.
+func (e *Env) Today() string { return e.now().In(e.loc()).Format(time.DateOnly) }

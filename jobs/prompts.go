@@ -1,0 +1,106 @@
+package jobs
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/reme-dev/reme/store"
+)
+
+//go:embed prompts/*.tmpl
+var promptFiles embed.FS
+
+var prompts = template.Must(loadPrompts())
+
+// loadPrompts parses each file into its own namespace ("auto_memory.en"),
+// so that both languages can define "system", "create", ...
+func loadPrompts() (*template.Template, error) {
+	root := template.New("prompts").Option("missingkey=error")
+	entries, err := promptFiles.ReadDir("prompts")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		b, err := promptFiles.ReadFile("prompts/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ns := strings.TrimSuffix(e.Name(), ".tmpl")
+		// prefix every define with the namespace
+		text := strings.ReplaceAll(string(b), `{{define "`, `{{define "`+ns+`.`)
+		if _, err := root.New(ns).Parse(text); err != nil {
+			return nil, fmt.Errorf("prompt %s: %w", e.Name(), err)
+		}
+	}
+	return root, nil
+}
+
+// renderPrompt renders template part of job in the language ("zh" selects
+// the Chinese set; anything else English).
+func renderPrompt(job, lang, part string, data any) (string, error) {
+	if lang != "zh" {
+		lang = "en"
+	}
+	var b strings.Builder
+	if err := prompts.ExecuteTemplate(&b, job+"."+lang+"."+part, data); err != nil {
+		return "", fmt.Errorf("render prompt %s.%s.%s: %w", job, lang, part, err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// maxHistoryBytes keeps a very long conversation within the model's
+// context: the most recent part is kept and the prompt says so.
+const maxHistoryBytes = 400 << 10
+
+// formatHistory renders messages as "[speaker @ time]\ntext" blocks.
+func formatHistory(msgs []store.Message, sessionFile string, loc *time.Location) string {
+	var blocks []string
+	for _, m := range msgs {
+		text := messagePromptText(m)
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		who := m.Name
+		if who == "" {
+			who = m.Role
+		}
+		blocks = append(blocks, fmt.Sprintf("[%s @ %s]\n%s", who, m.CreatedAt, text))
+	}
+	if len(blocks) == 0 {
+		return "(empty)"
+	}
+	total := 0
+	start := len(blocks)
+	for start > 0 && total+len(blocks[start-1]) < maxHistoryBytes {
+		start--
+		total += len(blocks[start]) + 2
+	}
+	if start == len(blocks) {
+		start = len(blocks) - 1 // one huge message: keep it anyway
+	}
+	out := strings.Join(blocks[start:], "\n\n")
+	if start > 0 {
+		out = fmt.Sprintf("(%d earlier message(s) omitted for length; they are in %s)\n\n", start, sessionFile) + out
+	}
+	return out
+}
+
+// messagePromptText is what the model sees of a message: text blocks,
+// tool uses as one-line summaries.
+func messagePromptText(m store.Message) string {
+	var parts []string
+	for _, b := range m.Blocks() {
+		switch b.Type {
+		case "text":
+			if strings.TrimSpace(b.Text) != "" {
+				parts = append(parts, b.Text)
+			}
+		case "tool_use":
+			parts = append(parts, fmt.Sprintf("[tool %s]", b.Name))
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,431 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrMessages is wrapped by every problem with the messages of a call.
+var ErrMessages = errors.New("invalid messages")
+
+// Message is one conversation message in AgentScope's Msg shape, which is
+// what ReMe writes to session/dialog/<session_id>.jsonl.
+type Message struct {
+	Name             string            `json:"name"`
+	Content          []json.RawMessage `json:"content"`
+	Role             string            `json:"role"`
+	ID               string            `json:"id"`
+	Metadata         json.RawMessage   `json:"metadata"`
+	CreatedAt        string            `json:"created_at"`
+	Usage            json.RawMessage   `json:"usage"`
+	FinishedAt       json.RawMessage   `json:"finished_at"`
+	FinishedReason   json.RawMessage   `json:"finished_reason"`
+	StructuredOutput json.RawMessage   `json:"structured_output"`
+	Error            json.RawMessage   `json:"error"`
+}
+
+// Block is the decoded form of one content block.
+type Block struct {
+	Type   string `json:"type"`
+	Text   string `json:"text,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Input  any    `json:"input,omitempty"`
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source,omitempty"`
+}
+
+// Blocks decodes the content blocks; undecodable blocks are skipped.
+func (m *Message) Blocks() []Block {
+	out := make([]Block, 0, len(m.Content))
+	for _, raw := range m.Content {
+		var b Block
+		if json.Unmarshal(raw, &b) == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Text joins the text blocks.
+func (m *Message) Text() string {
+	var parts []string
+	for _, b := range m.Blocks() {
+		if b.Type == "text" && strings.TrimSpace(b.Text) != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// timestampAliases are the dataset field names accepted when created_at is
+// missing, looked up at the top level, then in metadata.
+var timestampAliases = []string{"time_created", "timestamp", "createdAt", "timeCreated", "created_time"}
+
+// ParseMessages validates and normalises the messages of a call: a JSON
+// list of objects with a role (user, assistant or system) and content as a
+// string or a list of blocks. A missing name defaults to the role, a
+// missing id is derived from the content, and a missing created_at comes
+// from the first timestamp alias (now, if none).
+func ParseMessages(raw []byte, now time.Time) ([]Message, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no messages given", ErrMessages)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("%w: not valid JSON (at byte %d): %v", ErrMessages, syn.Offset, err)
+		}
+		return nil, fmt.Errorf("%w: messages must be a JSON list of message objects", ErrMessages)
+	}
+	out := make([]Message, 0, len(items))
+	for i, it := range items {
+		m, err := parseMessage(it, now)
+		if err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", ErrMessages, i, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func parseMessage(raw json.RawMessage, now time.Time) (Message, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return Message{}, errors.New("not a JSON object")
+	}
+	var m Message
+	str := func(key string) (string, error) {
+		v, ok := obj[key]
+		if !ok || string(v) == "null" {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("%s must be a string", key)
+		}
+		return s, nil
+	}
+	var err error
+	if m.Role, err = str("role"); err != nil {
+		return m, err
+	}
+	switch m.Role {
+	case "user", "assistant", "system":
+	case "":
+		return m, errors.New("role is required (user, assistant or system)")
+	default:
+		return m, fmt.Errorf("role %q is not user, assistant or system", m.Role)
+	}
+	if m.Name, err = str("name"); err != nil {
+		return m, err
+	}
+	if m.Name == "" {
+		m.Name = m.Role
+	}
+	content, err := parseContent(obj["content"])
+	if err != nil {
+		return m, err
+	}
+	m.Content = content
+	if md, ok := obj["metadata"]; ok && string(md) != "null" {
+		if len(md) == 0 || md[0] != '{' {
+			return m, errors.New("metadata must be an object")
+		}
+		m.Metadata = md
+	}
+	if m.CreatedAt, err = timestampField(obj, "created_at"); err != nil {
+		return m, err
+	}
+	if m.CreatedAt == "" {
+		var meta map[string]json.RawMessage
+		_ = json.Unmarshal(m.Metadata, &meta)
+		for _, src := range []map[string]json.RawMessage{obj, meta} {
+			for _, k := range timestampAliases {
+				if v, _ := timestampField(src, k); v != "" && m.CreatedAt == "" {
+					m.CreatedAt = v
+				}
+			}
+		}
+	}
+	if m.CreatedAt == "" {
+		m.CreatedAt = now.Format("2006-01-02T15:04:05.000000")
+	}
+	if m.ID, err = str("id"); err != nil {
+		return m, err
+	}
+	if m.ID == "" {
+		m.ID = deriveID(m)
+	}
+	for _, k := range []string{"usage", "finished_at", "finished_reason", "structured_output", "error"} {
+		v := obj[k]
+		switch k {
+		case "usage":
+			m.Usage = v
+		case "finished_at":
+			m.FinishedAt = v
+		case "finished_reason":
+			m.FinishedReason = v
+		case "structured_output":
+			m.StructuredOutput = v
+		case "error":
+			m.Error = v
+		}
+	}
+	return m, nil
+}
+
+// timestampField reads a timestamp given as a string or as a Unix time in
+// seconds or milliseconds.
+func timestampField(obj map[string]json.RawMessage, key string) (string, error) {
+	v, ok := obj[key]
+	if !ok || string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return strings.TrimSpace(s), nil
+	}
+	var f float64
+	if json.Unmarshal(v, &f) == nil && f > 0 && !math.IsInf(f, 0) {
+		sec := f
+		if f > 1e12 {
+			sec = f / 1000
+		}
+		return time.Unix(0, int64(sec*1e9)).UTC().Format(time.RFC3339), nil
+	}
+	return "", fmt.Errorf("%s must be a string or a Unix time", key)
+}
+
+func parseContent(raw json.RawMessage) ([]json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []json.RawMessage{}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return []json.RawMessage{b}, nil
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, errors.New("content must be a string or a list of blocks")
+	}
+	for i, b := range blocks {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil || head.Type == "" {
+			return nil, fmt.Errorf("content block %d is not an object with a type", i)
+		}
+		blocks[i] = compactJSON(b)
+	}
+	return blocks, nil
+}
+
+func compactJSON(b json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// deriveID makes a stable id from what the message says, so that sending
+// the same conversation again does not duplicate it.
+func deriveID(m Message) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Role, m.Name, m.CreatedAt)
+	for _, c := range m.Content {
+		h.Write(c)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// SanitizeForSave drops tool results and base64 payloads: recalled output
+// and binary data must not later pass for what the user said. A message
+// left empty keeps its envelope.
+func SanitizeForSave(m Message) Message {
+	out := m
+	out.Content = make([]json.RawMessage, 0, len(m.Content))
+	for _, raw := range m.Content {
+		var b Block
+		if json.Unmarshal(raw, &b) == nil {
+			if b.Type == "tool_result" {
+				continue
+			}
+			if b.Source != nil && b.Source.Type == "base64" {
+				continue
+			}
+		}
+		out.Content = append(out.Content, raw)
+	}
+	return out
+}
+
+// MarshalLine renders a message as one JSONL line.
+func (m Message) MarshalLine() ([]byte, error) {
+	type line Message
+	l := line(m)
+	if l.Content == nil {
+		l.Content = []json.RawMessage{}
+	}
+	if l.Metadata == nil {
+		l.Metadata = json.RawMessage("{}")
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// DialogPath is the source conversation file of a session.
+func DialogPath(sessionID string) string { return SessionDir + "/dialog/" + sessionID + ".jsonl" }
+
+// SaveResult reports how a session file changed.
+type SaveResult struct {
+	Path     string
+	Messages []Message // the whole conversation after the merge
+	New      int       // messages not seen before
+	Replaced int       // messages whose content changed
+	Written  bool
+}
+
+// SaveDialog merges messages into session/dialog/<session_id>.jsonl: by id
+// (a new version replaces the old), sorted by created_at. When the old file
+// is a prefix of the result only the new lines are appended; otherwise the
+// file is rewritten atomically. Messages are sanitised first.
+func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, error) {
+	existing, raw, err := w.ReadDialog(rel)
+	if err != nil {
+		return nil, err
+	}
+	res := &SaveResult{Path: rel}
+	pos := map[string]int{}
+	merged := append([]Message{}, existing...)
+	for i, m := range merged {
+		pos[m.ID] = i
+	}
+	for _, m := range incoming {
+		m = SanitizeForSave(m)
+		if i, ok := pos[m.ID]; ok {
+			a, _ := merged[i].MarshalLine()
+			b, _ := m.MarshalLine()
+			if !bytes.Equal(a, b) {
+				merged[i] = m
+				res.Replaced++
+			}
+			continue
+		}
+		pos[m.ID] = len(merged)
+		merged = append(merged, m)
+		res.New++
+	}
+	sort.SliceStable(merged, func(i, j int) bool { return merged[i].CreatedAt < merged[j].CreatedAt })
+	res.Messages = merged
+	if res.New == 0 && res.Replaced == 0 && raw != nil {
+		return res, nil
+	}
+	var all bytes.Buffer
+	for _, m := range merged {
+		b, err := m.MarshalLine()
+		if err != nil {
+			return nil, err
+		}
+		all.Write(b)
+		all.WriteByte('\n')
+	}
+	if raw != nil && bytes.HasPrefix(all.Bytes(), raw) && len(raw) > 0 && raw[len(raw)-1] == '\n' {
+		if err := w.appendFile(rel, all.Bytes()[len(raw):]); err != nil {
+			return nil, err
+		}
+	} else if err := w.WriteFile(rel, all.Bytes()); err != nil {
+		return nil, err
+	}
+	res.Written = true
+	return res, nil
+}
+
+func (w *Workspace) appendFile(rel string, data []byte) error {
+	f, err := os.OpenFile(w.Abs(rel), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", rel, err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("append %s: %w", rel, werr)
+	}
+	return nil
+}
+
+// ReadDialog loads a session file; a missing file is an empty session.
+// Lines that do not parse are kept out of the result but make the file
+// count as changed, so that a rewrite never drops them silently: the raw
+// bytes are returned as nil in that case and the caller rewrites nothing
+// it cannot read.
+func (w *Workspace) ReadDialog(rel string) ([]Message, []byte, error) {
+	raw, err := os.ReadFile(w.Abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	var out []Message
+	for i, line := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m Message
+		if err := json.Unmarshal(line, &m); err != nil || m.ID == "" {
+			return nil, nil, fmt.Errorf("%s line %d is not a message; fix or move the file before adding to this session", rel, i+1)
+		}
+		out = append(out, m)
+	}
+	return out, raw, nil
+}
+
+// MessageDay is the calendar day of a message timestamp in loc: zone-aware
+// stamps are converted, naive ones taken as written. ok is false for a
+// stamp that is not a date.
+func MessageDay(ts string, loc *time.Location) (string, bool) {
+	ts = strings.TrimSpace(ts)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, ts); err == nil {
+			return t.In(loc).Format(time.DateOnly), true
+		}
+	}
+	if len(ts) >= 10 && IsDate(ts[:10]) {
+		return ts[:10], true
+	}
+	if n, err := strconv.ParseFloat(ts, 64); err == nil && n > 0 {
+		if n > 1e12 {
+			n /= 1000
+		}
+		return time.Unix(int64(n), 0).In(loc).Format(time.DateOnly), true
+	}
+	return "", false
+}
