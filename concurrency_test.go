@@ -132,3 +132,36 @@ func dumpIndex(t *testing.T, root string) string {
 	}
 	return d
 }
+
+// TestConcurrentCallsForOneSession starts several auto_memory processes for
+// the same conversation at once: the per-session lock must leave exactly
+// one card.
+func TestConcurrentCallsForOneSession(t *testing.T) {
+	root := t.TempDir()
+	conv := filepath.Join(root, "conv.json")
+	if err := os.WriteFile(conv, []byte(`[{"role":"user","content":"The deploy freeze starts on 2026-12-20.","created_at":"2026-12-01T10:00:00"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("reme", "-w", filepath.Join(root, "ws"), "auto_memory", "session_id=same", "messages=@"+conv)
+			cmd.Env = append(os.Environ(), "COHERE_API_KEY=")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Sprintf("%v: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	cards, err := filepath.Glob(filepath.Join(root, "ws", "daily", "2026-12-01", "*.md"))
+	if err != nil || len(cards) != 1 {
+		t.Fatalf("cards %v (%v), want exactly one", cards, err)
+	}
+}
