@@ -33,3 +33,13 @@ done
 card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
 "$run" -name "search after 1 card changed" -n "$RUNS" -before "echo \"edited \$(date +%s%N)\" >> '$card'" \
   -- "$reme" -w "$ws" search "deploy rollback canary"
+
+# auto_memory with an instant fake model: reme's own work for one call
+go build -o "$dir/fakecohere" ./scripts/fakecohere
+"$dir/fakecohere" > "$dir/fake.url" &
+fake_pid=$!
+trap 'kill $fake_pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/fake.url" ] && break; sleep 0.2; done
+conv='[{"role":"user","content":"Our rate limit is 100 requests per second with a burst of 200.","created_at":"2025-06-15T09:00:00"},{"role":"assistant","content":"Noted: 100 rps, burst 200.","created_at":"2025-06-15T09:00:05"}]'
+REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789 \
+  "$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"

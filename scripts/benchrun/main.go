@@ -1,6 +1,7 @@
 // Command benchrun times whole processes: it runs a command several times
 // and prints the median, minimum and maximum wall time and the peak RSS.
-// An optional -before command runs (untimed) before each run.
+// An optional -before command runs (untimed) before each run; "{n}" in the
+// arguments becomes the run number, for commands that need a fresh id.
 //
 //	benchrun -name search -n 11 -- reme -w ws search "login flow"
 package main
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -40,7 +43,11 @@ func main() {
 				os.Exit(1)
 			}
 		}
-		cmd := exec.Command(args[0], args[1:]...)
+		run := make([]string, len(args))
+		for k, a := range args {
+			run[k] = strings.ReplaceAll(a, "{n}", strconv.Itoa(i+*warmup))
+		}
+		cmd := exec.Command(run[0], run[1:]...)
 		cmd.Stderr = os.Stderr // stdout goes to /dev/null: we time reme, not the terminal
 		start := time.Now()
 		if err := cmd.Run(); err != nil {

@@ -1,0 +1,103 @@
+// Command fakecohere serves the Cohere v2 chat API locally with a model
+// that answers instantly, for measuring reme's own work in auto_memory:
+// it writes the card it is asked for, then sets tags. It prints its base
+// URL on stdout and serves until killed.
+//
+//	fakecohere -addr 127.0.0.1:0
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/reme-dev/reme/jobs/llm"
+)
+
+var sessionRE = regexp.MustCompile(`Session id: (\S+)`)
+var pathRE = regexp.MustCompile(`read\(path="([^"]+)"\)`)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	flag.Parse()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fake := llm.NewFakeCohere()
+	fake.SetHandler(reply)
+	fmt.Println("http://" + ln.Addr().String())
+	os.Stdout.Sync()
+	log.Fatal(http.Serve(ln, fake))
+}
+
+// reply plays the model: on the first turn it calls the one tool that
+// writes, on the next it answers in text.
+func reply(body []byte) llm.FakeReply {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		return llm.FakeReply{Status: 400}
+	}
+	if req.Messages[len(req.Messages)-1].Role == "tool" {
+		return llm.FakeReply{Text: "Done."}
+	}
+	prompt := text(req.Messages[len(req.Messages)-1].Content)
+	tools := map[string]bool{}
+	for _, t := range req.Tools {
+		tools[t.Function.Name] = true
+	}
+	switch {
+	case tools["daily_write"]:
+		sid := "session"
+		if m := sessionRE.FindStringSubmatch(prompt); m != nil {
+			sid = m[1]
+		}
+		args, _ := json.Marshal(map[string]string{
+			"name":        "bench-" + sid,
+			"description": "A benchmark card written by the instant fake model for session " + sid + ".",
+			"content":     "## Facts\n\n- The benchmark conversation mentioned a rate limit of 100 requests per second.\n",
+		})
+		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "daily_write", Arguments: args}}}
+	case tools["list_tags"]:
+		path := ""
+		if m := pathRE.FindStringSubmatch(prompt); m != nil {
+			path = m[1]
+		}
+		args, _ := json.Marshal(map[string]any{"path": path, "metadata": map[string]any{"memory_tags": []string{"bench", "rate-limit"}}})
+		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "frontmatter_update", Arguments: args}}}
+	}
+	return llm.FakeReply{Text: "Nothing to do."}
+}
+
+// text decodes a message content: a string or a list of text blocks.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	var b strings.Builder
+	for _, bl := range blocks {
+		b.WriteString(bl.Text)
+	}
+	return b.String()
+}
