@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	_ "time/tzdata" // IANA time zones work on systems without a zoneinfo database
 )
@@ -15,6 +16,10 @@ import (
 var schemaSQL string
 
 func main() {
+	// reme is mostly a short-lived command whose heap stays small: collect
+	// less often, but never let the heap run past a soft limit.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(256 << 20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

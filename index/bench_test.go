@@ -14,6 +14,16 @@ import (
 // Chinese) over 365 days, once per size for the whole benchmark run.
 var benchWS sync.Map
 
+// TestMain removes the benchmark workspaces, which outlive single tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchWS.Range(func(_, v any) bool {
+		os.RemoveAll(v.(*store.Workspace).Root)
+		return true
+	})
+	os.Exit(code)
+}
+
 func benchWorkspace(b *testing.B, n int) *store.Workspace {
 	if v, ok := benchWS.Load(n); ok {
 		return v.(*store.Workspace)
@@ -100,4 +110,24 @@ func BenchmarkRebuild2k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(2000*b.N)/b.Elapsed().Seconds(), "cards/s")
+}
+
+func BenchmarkSyncOneChange10k(b *testing.B) {
+	ws := benchWorkspace(b, 10000)
+	ix := openIndex(b, ws, Options{})
+	mustSync(b, ix)
+	p := ws.Abs("daily/2025-02-22/card-05005.md")
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := os.WriteFile(p, append(orig, fmt.Sprintf("edit %d\n", i)...), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if rep := mustSync(b, ix); rep.Modified != 1 {
+			b.Fatalf("modified %d", rep.Modified)
+		}
+	}
 }

@@ -122,7 +122,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 func dsn(path string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)&_txlock=immediate"
+		"&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 func (ix *Index) open(ctx context.Context) error {

@@ -1,9 +1,11 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,11 +19,20 @@ type fileStat struct {
 	mtime int64 // UnixNano
 }
 
-// dirListing is the indexable notes directly inside one folder.
+// dirListing is the indexable notes directly inside one folder, kept
+// encoded (sorted by name) as the scan cache stores it: an unchanged folder
+// is compared byte for byte and its names never become strings.
 type dirListing struct {
 	dir     string // workspace-relative, e.g. daily/2026-06-20
-	files   []fileStat
+	blob    []byte
+	count   int
 	skipped []skippedFile
+}
+
+// files decodes the listing.
+func (l *dirListing) files() []fileStat {
+	fs, _ := decodeListing(l.blob)
+	return fs
 }
 
 type skippedFile struct {
@@ -61,7 +72,7 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				if l != nil && (len(l.files) > 0 || len(l.skipped) > 0) {
+				if l != nil && (l.count > 0 || len(l.skipped) > 0) {
 					out[dir] = l
 				}
 				mu.Unlock()
@@ -138,38 +149,57 @@ type change struct {
 	stat fileStat
 }
 
-// diffListings compares the disk against the cache. Both maps are keyed by
-// folder.
-func diffListings(disk map[string]*dirListing, cached map[string][]fileStat) []change {
+// diffListings compares the disk against the cache (encoded listings keyed
+// by folder). A folder whose encoded listing is byte-identical has not
+// changed; only the others are decoded and merged name by name (both sides
+// are sorted).
+func diffListings(disk map[string]*dirListing, cached map[string][]byte) ([]change, error) {
 	var out []change
 	for dir, l := range disk {
-		old := map[string]fileStat{}
-		for _, f := range cached[dir] {
-			old[f.name] = f
+		old, ok := cached[dir]
+		if ok && bytes.Equal(l.blob, old) {
+			continue
 		}
-		for _, f := range l.files {
-			p := dir + "/" + f.name
-			o, ok := old[f.name]
-			switch {
-			case !ok:
-				out = append(out, change{path: p, kind: "added", stat: f})
-			case o.size != f.size || o.mtime != f.mtime:
-				out = append(out, change{path: p, kind: "modified", stat: f})
+		files := l.files()
+		var prev []fileStat
+		if ok {
+			var err error
+			if prev, err = decodeListing(old); err != nil {
+				return nil, fmt.Errorf("scan cache %s: %w", dir, err)
 			}
-			delete(old, f.name)
 		}
-		for name := range old {
-			out = append(out, change{path: dir + "/" + name, kind: "deleted"})
+		i, j := 0, 0
+		for i < len(files) || j < len(prev) {
+			switch {
+			case j >= len(prev) || (i < len(files) && files[i].name < prev[j].name):
+				f := files[i]
+				out = append(out, change{path: dir + "/" + f.name, kind: "added", stat: f})
+				i++
+			case i >= len(files) || prev[j].name < files[i].name:
+				out = append(out, change{path: dir + "/" + prev[j].name, kind: "deleted"})
+				j++
+			default:
+				f := files[i]
+				if f.size != prev[j].size || f.mtime != prev[j].mtime {
+					out = append(out, change{path: dir + "/" + f.name, kind: "modified", stat: f})
+				}
+				i++
+				j++
+			}
 		}
 	}
-	for dir, files := range cached {
+	for dir, blob := range cached {
 		if _, ok := disk[dir]; ok {
 			continue
+		}
+		files, err := decodeListing(blob)
+		if err != nil {
+			return nil, fmt.Errorf("scan cache %s: %w", dir, err)
 		}
 		for _, f := range files {
 			out = append(out, change{path: dir + "/" + f.name, kind: "deleted"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out
+	return out, nil
 }

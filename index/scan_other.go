@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !(linux && (amd64 || arm64))
 
 package index
 
@@ -28,6 +28,7 @@ func readDir(root, dir string) (*dirListing, []string, error) {
 	}
 	l := &dirListing{dir: dir}
 	var subdirs []string
+	var files []fileStat
 
 	for _, e := range ents {
 		name := e.Name()
@@ -46,11 +47,12 @@ func readDir(root, dir string) (*dirListing, []string, error) {
 			if err != nil {
 				continue // vanished between listing and stat
 			}
-			l.files = append(l.files, fileStat{name: name, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+			files = append(files, fileStat{name: name, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 		default:
 			l.skipped = append(l.skipped, skippedFile{dir + "/" + name, "not a regular file"})
 		}
 	}
-	sort.Slice(l.files, func(i, j int) bool { return l.files[i].name < l.files[j].name })
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	l.blob, l.count = encodeListing(files), len(files)
 	return l, subdirs, nil
 }

@@ -150,37 +150,63 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	var out []Result
-	var noteIDs []int64
-	highlights := q.Highlights()
-	for _, id := range ids {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// One query each for the rows, the tags and the links of all results.
+	ph := placeholders(len(ids))
+	idArgs := make([]any, len(ids))
+	for i, id := range ids {
+		idArgs[i] = id
+	}
+	rows, err = ix.db.QueryContext(ctx, `SELECT c.id, n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description, coalesce(n.date, '')
+		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (`+ph+`)`, idArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	byID := map[int64]*Result{}
+	noteOf := map[int64]int64{}
+	for rows.Next() {
 		var r Result
-		var nid int64
-		err := ix.db.QueryRowContext(ctx, `SELECT n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description, coalesce(n.date, '')
-			FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, id).
-			Scan(&nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date)
-		if err != nil {
+		var cid, nid int64
+		if err := rows.Scan(&cid, &nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("search: %w", err)
+		}
+		byID[cid], noteOf[cid] = &r, nid
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	highlights := q.Highlights()
+	out := make([]Result, 0, len(ids))
+	notes := map[int64]string{}
+	for _, id := range ids {
+		r, ok := byID[id]
+		if !ok {
+			continue // removed by a concurrent writer between the two queries
 		}
 		r.Score = scores[id]
 		sum := sha256.Sum256([]byte(fmt.Sprintf("%s %d %d %s", r.Path, r.StartLine, r.EndLine, r.Text)))
 		r.ID = hex.EncodeToString(sum[:])
 		r.Snippet = snippet(r.Text, highlights, 200)
-		out = append(out, r)
-		noteIDs = append(noteIDs, nid)
+		out = append(out, *r)
+		notes[noteOf[id]] = r.Path
 	}
-	expanded := map[int64]*expansion{}
+	exp, err := ix.expand(ctx, notes)
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
-		e, ok := expanded[noteIDs[i]]
-		if !ok {
-			if e, err = ix.expand(ctx, noteIDs[i], out[i].Path); err != nil {
-				return nil, err
-			}
-			expanded[noteIDs[i]] = e
-		}
+		e := exp[out[i].Path]
 		out[i].Tags, out[i].Outlinks, out[i].Inlinks = e.tags, e.out, e.in
 	}
 	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
 func likePrefix(p string) string {
@@ -193,50 +219,72 @@ type expansion struct {
 	out, in []Neighbor
 }
 
-// expand gathers a note's tags and up to maxNeighbors out- and inlinks,
-// anchors grouped per neighbour.
-func (ix *Index) expand(ctx context.Context, noteID int64, path string) (*expansion, error) {
-	e := &expansion{tags: []string{}, out: []Neighbor{}, in: []Neighbor{}}
-	rows, err := ix.db.QueryContext(ctx, `SELECT label FROM tags WHERE note_id = ? ORDER BY pos`, noteID)
+// expand gathers, for each note (id → path), its tags and up to
+// maxNeighbors out- and inlinks with their anchors grouped.
+func (ix *Index) expand(ctx context.Context, notes map[int64]string) (map[string]*expansion, error) {
+	res := map[string]*expansion{}
+	ids := make([]any, 0, len(notes))
+	paths := make([]any, 0, len(notes))
+	for id, p := range notes {
+		ids = append(ids, id)
+		paths = append(paths, p)
+		res[p] = &expansion{tags: []string{}, out: []Neighbor{}, in: []Neighbor{}}
+	}
+	if len(ids) == 0 {
+		return res, nil
+	}
+	ph := placeholders(len(ids))
+	rows, err := ix.db.QueryContext(ctx, `SELECT note_id, label FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("link expansion: %w", err)
 	}
 	for rows.Next() {
+		var id int64
 		var t string
-		if err := rows.Scan(&t); err == nil {
+		if err := rows.Scan(&id, &t); err == nil {
+			e := res[notes[id]]
 			e.tags = append(e.tags, t)
 		}
 	}
 	rows.Close()
-	e.out, err = ix.neighbors(ctx, `SELECT l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
-		group_concat(l.anchor, char(31)), min(l.rowid)
+	err = ix.neighbors(ctx, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
+		group_concat(l.anchor, char(31))
 		FROM links l LEFT JOIN notes t ON t.path = l.target
-		WHERE l.note_id = ? AND l.target != ?
-		GROUP BY l.target ORDER BY min(l.rowid) LIMIT ?`, noteID, path, maxNeighbors)
+		WHERE l.note_id IN (`+ph+`)
+		GROUP BY l.note_id, l.target ORDER BY l.note_id, min(l.rowid)`, ids, func(id int64, _ string, n Neighbor) {
+		if p := notes[id]; n.Path != p && len(res[p].out) < maxNeighbors {
+			res[p].out = append(res[p].out, n)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	e.in, err = ix.neighbors(ctx, `SELECT s.path, s.name, s.description, 1,
-		group_concat(l.anchor, char(31)), min(l.rowid)
+	err = ix.neighbors(ctx, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
 		FROM links l JOIN notes s ON s.id = l.note_id
-		WHERE l.target = ? AND s.id != ?
-		GROUP BY s.path ORDER BY s.path LIMIT ?`, path, noteID, maxNeighbors)
-	return e, err
+		WHERE l.target IN (`+ph+`)
+		GROUP BY l.target, s.path ORDER BY l.target, s.path`, paths, func(_ int64, target string, n Neighbor) {
+		if e := res[target]; e != nil && n.Path != target && len(e.in) < maxNeighbors {
+			e.in = append(e.in, n)
+		}
+	})
+	return res, err
 }
 
-func (ix *Index) neighbors(ctx context.Context, q string, args ...any) ([]Neighbor, error) {
+// neighbors runs a link query whose rows are (note id, target, neighbour
+// path, name, description, indexed, anchors).
+func (ix *Index) neighbors(ctx context.Context, q string, args []any, add func(id int64, target string, n Neighbor)) error {
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("link expansion: %w", err)
+		return fmt.Errorf("link expansion: %w", err)
 	}
 	defer rows.Close()
-	out := []Neighbor{}
 	for rows.Next() {
 		var n Neighbor
+		var id int64
+		var target string
 		var anchors sql.NullString
-		var first int64
-		if err := rows.Scan(&n.Path, &n.Name, &n.Description, &n.Indexed, &anchors, &first); err != nil {
-			return nil, fmt.Errorf("link expansion: %w", err)
+		if err := rows.Scan(&id, &target, &n.Path, &n.Name, &n.Description, &n.Indexed, &anchors); err != nil {
+			return fmt.Errorf("link expansion: %w", err)
 		}
 		seen := map[string]bool{}
 		for _, a := range strings.Split(anchors.String, "\x1f") {
@@ -246,9 +294,9 @@ func (ix *Index) neighbors(ctx context.Context, q string, args ...any) ([]Neighb
 			}
 		}
 		sort.Strings(n.Anchors)
-		out = append(out, n)
+		add(id, target, n)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // snippet returns about width characters of text around the first

@@ -63,7 +63,7 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	start := time.Now()
 	rep := &SyncReport{}
 	var (
-		cached   map[string][]fileStat
+		cached   map[string][]byte
 		cacheErr error
 		wg       sync.WaitGroup
 	)
@@ -84,7 +84,7 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	}
 	total := 0
 	for _, l := range disk {
-		total += len(l.files)
+		total += l.count
 		for _, s := range l.skipped {
 			rep.Problems = append(rep.Problems, FileResult{Path: s.path, Change: "added", Success: true, Skipped: true, Reason: s.reason})
 		}
@@ -92,13 +92,15 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	var changes []change
 	if full {
 		for dir, l := range disk {
-			for _, f := range l.files {
+			for _, f := range l.files() {
 				changes = append(changes, change{path: dir + "/" + f.name, kind: "added", stat: f})
 			}
 		}
 		sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
 	} else {
-		changes = diffListings(disk, cached)
+		if changes, err = diffListings(disk, cached); err != nil {
+			return nil, err
+		}
 	}
 	if len(changes) == 0 && !full {
 		rep.Unchanged = total
@@ -171,24 +173,22 @@ func (ix *Index) UpdatePaths(ctx context.Context, paths ...string) error {
 	return nil
 }
 
-func (ix *Index) loadScanCache(ctx context.Context) (map[string][]fileStat, error) {
+// loadScanCache reads the cached listings, still encoded: most folders
+// are compared byte for byte and never decoded.
+func (ix *Index) loadScanCache(ctx context.Context) (map[string][]byte, error) {
 	rows, err := ix.db.QueryContext(ctx, "SELECT dir, files FROM scan_dirs")
 	if err != nil {
 		return nil, fmt.Errorf("read scan cache: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]fileStat{}
+	out := map[string][]byte{}
 	for rows.Next() {
 		var dir string
 		var blob []byte
 		if err := rows.Scan(&dir, &blob); err != nil {
 			return nil, fmt.Errorf("read scan cache: %w", err)
 		}
-		files, err := decodeListing(blob)
-		if err != nil {
-			return nil, fmt.Errorf("read scan cache %s: %w", dir, err)
-		}
-		out[dir] = files
+		out[dir] = blob
 	}
 	return out, rows.Err()
 }
@@ -202,6 +202,11 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	defer w.close()
 	if full {
+		// A rebuild touches every page: give it a large cache. Everyday
+		// commands keep SQLite's small default, which starts faster.
+		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -32000"); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 		if err := w.clear(ctx); err != nil {
 			return err
 		}
@@ -327,9 +332,14 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			}
 		}
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM notes WHERE skipped IS NULL").Scan(&n); err == nil {
-		rep.Indexed = n
+	if full {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM notes WHERE skipped IS NULL").Scan(&n); err == nil {
+			rep.Indexed = n
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -2000"); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 //go:embed prompts/*.tmpl
 var promptFiles embed.FS
 
-var prompts = template.Must(loadPrompts())
+// prompts are parsed on first use, so that commands without a model do not
+// pay for it at start-up.
+var prompts = sync.OnceValues(loadPrompts)
 
 // loadPrompts parses each file into its own namespace ("auto_memory.en"),
 // so that both languages can define "system", "create", ...
@@ -45,7 +48,11 @@ func renderPrompt(job, lang, part string, data any) (string, error) {
 		lang = "en"
 	}
 	var b strings.Builder
-	if err := prompts.ExecuteTemplate(&b, job+"."+lang+"."+part, data); err != nil {
+	t, err := prompts()
+	if err != nil {
+		return "", err
+	}
+	if err := t.ExecuteTemplate(&b, job+"."+lang+"."+part, data); err != nil {
 		return "", fmt.Errorf("render prompt %s.%s.%s: %w", job, lang, part, err)
 	}
 	return strings.TrimSpace(b.String()), nil

@@ -203,14 +203,31 @@ func timestampField(obj map[string]json.RawMessage, key string) (string, error) 
 		return strings.TrimSpace(s), nil
 	}
 	var f float64
-	if json.Unmarshal(v, &f) == nil && f > 0 && !math.IsInf(f, 0) {
-		sec := f
-		if f > 1e12 {
-			sec = f / 1000
+	if json.Unmarshal(v, &f) == nil {
+		if t, ok := unixTime(f); ok {
+			return t.UTC().Format(time.RFC3339), nil
 		}
-		return time.Unix(0, int64(sec*1e9)).UTC().Format(time.RFC3339), nil
 	}
 	return "", fmt.Errorf("%s must be a string or a Unix time", key)
+}
+
+// maxUnixSeconds is 10000-01-01T00:00:00Z: later times have no four-digit
+// year, and converting them to nanoseconds would overflow int64.
+const maxUnixSeconds = 253402300800
+
+// unixTime reads a Unix time in seconds, or in milliseconds above 1e12.
+func unixTime(f float64) (time.Time, bool) {
+	if math.IsNaN(f) || f <= 0 {
+		return time.Time{}, false
+	}
+	if f > 1e12 {
+		f /= 1000
+	}
+	if f >= maxUnixSeconds {
+		return time.Time{}, false
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)), true
 }
 
 func parseContent(raw json.RawMessage) ([]json.RawMessage, error) {
@@ -219,7 +236,10 @@ func parseContent(raw json.RawMessage) ([]json.RawMessage, error) {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		b, _ := marshalNoEscape(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"text", s}) // AgentScope's key order
 		return []json.RawMessage{b}, nil
 	}
 	var blocks []json.RawMessage
@@ -265,18 +285,31 @@ func SanitizeForSave(m Message) Message {
 	out := m
 	out.Content = make([]json.RawMessage, 0, len(m.Content))
 	for _, raw := range m.Content {
-		var b Block
-		if json.Unmarshal(raw, &b) == nil {
-			if b.Type == "tool_result" {
-				continue
-			}
-			if b.Source != nil && b.Source.Type == "base64" {
-				continue
-			}
+		if !dropOnSave(raw) {
+			out.Content = append(out.Content, raw)
 		}
-		out.Content = append(out.Content, raw)
 	}
 	return out
+}
+
+// dropOnSave reports a tool_result block or a base64 payload. Only type
+// and source.type are decoded, so that an odd value in another field
+// cannot let such a block through.
+func dropOnSave(raw json.RawMessage) bool {
+	var b struct {
+		Type   string          `json:"type"`
+		Source json.RawMessage `json:"source"`
+	}
+	if json.Unmarshal(raw, &b) != nil {
+		return false
+	}
+	if b.Type == "tool_result" {
+		return true
+	}
+	var src struct {
+		Type string `json:"type"`
+	}
+	return len(b.Source) > 0 && json.Unmarshal(b.Source, &src) == nil && src.Type == "base64"
 }
 
 // MarshalLine renders a message as one JSONL line.
@@ -289,11 +322,20 @@ func (m Message) MarshalLine() ([]byte, error) {
 	if l.Metadata == nil {
 		l.Metadata = json.RawMessage("{}")
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
+	return marshalNoEscape(l)
+}
+
+// marshalNoEscape encodes like json.Marshal but leaves < > & as they are,
+// as Python writes them, so that a session file ReMe wrote can be appended
+// to rather than rewritten.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // DialogPath is the source conversation file of a session.
@@ -382,10 +424,9 @@ func (w *Workspace) appendFile(rel string, data []byte) error {
 }
 
 // ReadDialog loads a session file; a missing file is an empty session.
-// Lines that do not parse are kept out of the result but make the file
-// count as changed, so that a rewrite never drops them silently: the raw
-// bytes are returned as nil in that case and the caller rewrites nothing
-// it cannot read.
+// Blank lines are skipped. A line that is not a message (not a JSON object
+// of that shape, or without an id) is an error naming the line, so that
+// SaveDialog never rewrites, and silently drops, what it cannot read.
 func (w *Workspace) ReadDialog(rel string) ([]Message, []byte, error) {
 	raw, err := os.ReadFile(w.Abs(rel))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -421,11 +462,10 @@ func MessageDay(ts string, loc *time.Location) (string, bool) {
 	if len(ts) >= 10 && IsDate(ts[:10]) {
 		return ts[:10], true
 	}
-	if n, err := strconv.ParseFloat(ts, 64); err == nil && n > 0 {
-		if n > 1e12 {
-			n /= 1000
+	if n, err := strconv.ParseFloat(ts, 64); err == nil {
+		if t, ok := unixTime(n); ok {
+			return t.In(loc).Format(time.DateOnly), true
 		}
-		return time.Unix(int64(n), 0).In(loc).Format(time.DateOnly), true
 	}
 	return "", false
 }

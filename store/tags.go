@@ -2,6 +2,7 @@ package store
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -23,7 +24,9 @@ type Tag struct {
 	Label string
 }
 
-var folder = cases.Fold()
+// folder is built on first use: building its tables at start-up would
+// slow every command, most of which never fold a tag.
+var folder = sync.OnceValue(func() cases.Caser { return cases.Fold() })
 
 // NormalizeTag trims, joins inner whitespace with "_", and refuses tags
 // without a letter or digit or longer than MaxTagLength characters.
@@ -35,7 +38,7 @@ func NormalizeTag(s string) (Tag, bool) {
 	if strings.IndexFunc(label, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 		return Tag{}, false
 	}
-	return Tag{Key: folder.String(label), Label: label}, true
+	return Tag{Key: folder().String(label), Label: label}, true
 }
 
 // NormalizeTags normalises a list, drops invalid and case-insensitive

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchrun times whole processes: it runs a command several times
 // and prints the median, minimum and maximum wall time and the peak RSS.
 // An optional -before command runs (untimed) before each run; "{n}" in the
