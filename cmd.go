@@ -79,7 +79,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals, Getenv: os.Getenv}
 	parser, err := kong.New(&c,
 		kong.Name("reme"),
-		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search."),
+		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search.\n\n"+
+			"Any flag can also be given ReMe-style as key=value: reme search query=\"login flow\" limit=3."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
