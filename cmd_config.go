@@ -25,9 +25,32 @@ type Config struct {
 	// Language selects the prompt set: en or zh.
 	Language string `yaml:"language" json:"language"`
 	// MaxFileBytes: larger notes and resources are skipped.
-	MaxFileBytes int64        `yaml:"max_file_bytes" json:"max_file_bytes"`
-	Search       SearchConfig `yaml:"search" json:"search"`
-	LLM          LLMConfig    `yaml:"llm" json:"llm"`
+	MaxFileBytes int64          `yaml:"max_file_bytes" json:"max_file_bytes"`
+	Search       SearchConfig   `yaml:"search" json:"search"`
+	LLM          LLMConfig      `yaml:"llm" json:"llm"`
+	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
+	Resource     ResourceConfig `yaml:"resource" json:"resource"`
+	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+}
+
+// MemoryConfig holds auto_memory defaults.
+type MemoryConfig struct {
+	// IncludeImages sends images in conversations to the model (default off).
+	IncludeImages bool `yaml:"include_images" json:"include_images"`
+	// MaxImageNum is the most images one call may carry.
+	MaxImageNum int `yaml:"max_image_num" json:"max_image_num"`
+}
+
+// ResourceConfig holds auto_resource defaults.
+type ResourceConfig struct {
+	IncludeImages bool  `yaml:"include_images" json:"include_images"`
+	MaxPixels     int64 `yaml:"max_pixels" json:"max_pixels"`
+}
+
+// WatchConfig holds reme watch settings.
+type WatchConfig struct {
+	Debounce  Duration `yaml:"debounce" json:"debounce"`
+	Reconcile Duration `yaml:"reconcile" json:"reconcile"` // full scan interval
 }
 
 // SearchConfig holds search defaults.
@@ -67,6 +90,9 @@ func defaultConfig() *Config {
 		MaxFileBytes: 20 << 20,
 		Search:       SearchConfig{Limit: 5},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
+		AutoMemory:   MemoryConfig{MaxImageNum: 5},
+		Resource:     ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
+		Watch:        WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 	}
 }
 
@@ -152,6 +178,15 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes <= 0 {
 		return fmt.Errorf("max_file_bytes must be greater than 0")
+	}
+	if c.AutoMemory.MaxImageNum < 1 {
+		return fmt.Errorf("auto_memory.max_image_num must be at least 1")
+	}
+	if c.Resource.MaxPixels < 1 {
+		return fmt.Errorf("resource.max_pixels must be at least 1")
+	}
+	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
+		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
 	}
 	return nil
 }

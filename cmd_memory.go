@@ -25,6 +25,8 @@ type autoMemoryCmd struct {
 	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh (default: config language)."`
 	Fallback   string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	// IncludeImages overrides the configured default (auto_memory.include_images).
+	IncludeImages *bool `name:"include-images" negatable:"" help:"Save the conversation's images under session/images/ and show them to the model (default: config auto_memory.include_images, false)."`
 }
 
 func (autoMemoryCmd) Help() string {
@@ -46,9 +48,17 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	include := cfg.AutoMemory.IncludeImages
+	if c.IncludeImages != nil {
+		include = *c.IncludeImages
+	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
 		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback,
+		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
 	})
 	return app.reportMemory(res, err)
 }
@@ -159,6 +169,10 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		if env.ModelID == "" {
 			env.ModelID = llm.DefaultModel
 		}
+		env.VisionModelID = cfg.LLM.VisionModel
+		if env.VisionModelID == "" {
+			env.VisionModelID = llm.DefaultVisionModel
+		}
 	}
 	return env, nil
 }
@@ -176,6 +190,15 @@ func (j jobIndex) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (j jobIndex) Locked(ctx context.Context, fn func() error) error { return j.ix.Locked(ctx, fn) }
+
+func (j jobIndex) Sync(ctx context.Context) error {
+	_, err := j.ix.Sync(ctx)
+	return err
+}
+
+func (j jobIndex) NotesWith(ctx context.Context, key, value string) ([]string, error) {
+	return j.ix.NotesWith(ctx, key, value)
+}
 
 func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) {
 	page, err := j.ix.ListTags(ctx, index.TagListOptions{Page: 1, PageSize: limit, OrderBy: "file_count"})

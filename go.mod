@@ -7,8 +7,10 @@ require (
 	github.com/cohere-ai/cohere-go/v2 v2.15.3
 	github.com/google/go-cmp v0.7.0
 	github.com/nfnt/resize v0.0.0-20180221191011-83c6a9932646
+	github.com/rjeczalik/notify v0.9.3
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/image v0.48.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 	gopkg.in/yaml.v3 v3.0.1

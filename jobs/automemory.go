@@ -26,6 +26,10 @@ type AutoMemoryRequest struct {
 	// Fallback "extractive" writes a card without the model when the model
 	// fails; without it a model failure fails the call.
 	Fallback string
+	// IncludeImages saves the conversation's images and shows them to the
+	// model; MaxImages bounds how many one call may carry.
+	IncludeImages bool
+	MaxImages     int
 }
 
 // AutoMemoryResult is ReMe's auto_memory metadata plus what reme adds.
@@ -78,6 +82,13 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
 	}
+	var imgs []convImage
+	if req.IncludeImages {
+		// every image is checked before anything is written
+		if imgs, err = collectImages(env, req.SessionID, msgs, req.MaxImages); err != nil {
+			return nil, err
+		}
+	}
 	sourceFile := store.DialogPath(req.SessionID)
 	date := req.Date
 	if date == "" {
@@ -99,6 +110,9 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if err != nil {
 		return nil, err
 	}
+	if err := saveImages(env, imgs); err != nil {
+		return nil, err
+	}
 	job := cardJob{
 		sessionID:  req.SessionID,
 		date:       date,
@@ -108,6 +122,7 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 		language:   req.Language,
 		fallback:   req.Fallback,
 		digest:     conversationDigest(saved.Messages),
+		images:     imgs,
 	}
 	return runCard(ctx, env, job, res)
 }
@@ -147,6 +162,7 @@ type cardJob struct {
 	language   string
 	fallback   string
 	digest     string // of the whole conversation, to notice a repeated call
+	images     []convImage
 }
 
 // processedState remembers the last conversation a session's card was
@@ -273,14 +289,21 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, scope *cardScope
 	if hint == "" {
 		hint = "(none)"
 	}
+	var notes map[string]string
+	if len(job.images) > 0 {
+		var err error
+		if notes, err = describeImages(ctx, env, job.images, job.history, job.sourceFile, lang); err != nil {
+			return "", fmt.Errorf("images: %w", err)
+		}
+	}
 	data := map[string]any{
 		"Today":       job.date,
 		"SessionID":   job.sessionID,
 		"SessionFile": job.sourceFile,
 		"Hint":        hint,
 		"NotePath":    scope.path,
-		"History":     formatHistory(job.history, job.sourceFile, env.loc()),
-		"Images":      false,
+		"History":     formatHistory(job.history, job.sourceFile, env.loc(), notes),
+		"Images":      len(job.images) > 0,
 	}
 	system, err := renderPrompt("auto_memory", lang, "system", data)
 	if err != nil {
@@ -369,6 +392,9 @@ func finishCard(ctx context.Context, env *Env, job cardJob, scope *cardScope, be
 		if err := scope.save(n); err != nil {
 			return "", err
 		}
+	}
+	if err := mergeSourceImages(env, scope.path, job.images); err != nil {
+		return "", err
 	}
 	final := scope.path
 	if name := n.Name(); name != "" {

@@ -38,6 +38,25 @@ func (f *fakeIndex) Locked(_ context.Context, fn func() error) error { return fn
 
 func (f *fakeIndex) Tags(context.Context, int) ([]TagCount, error) { return f.tags, nil }
 
+func (f *fakeIndex) Sync(context.Context) error { return nil }
+
+// NotesWith scans the daily cards, as the index would answer.
+func (f *fakeIndex) NotesWith(_ context.Context, key, value string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		rel, _ := filepath.Rel(f.ws.Root, p)
+		n, err := f.ws.ReadNote(filepath.ToSlash(rel))
+		if err == nil && n.FM.String(key) == value {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
 var shanghai, _ = time.LoadLocation("Asia/Shanghai")
 
 func newEnv(t *testing.T, model llm.Client) (*Env, *fakeIndex) {

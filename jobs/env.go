@@ -32,6 +32,11 @@ type Indexer interface {
 	Locked(ctx context.Context, fn func() error) error
 	// Tags lists the tags in use with their note counts, most used first.
 	Tags(ctx context.Context, limit int) ([]TagCount, error)
+	// Sync reconciles the index with the files.
+	Sync(ctx context.Context) error
+	// NotesWith lists the notes whose frontmatter key (session_id,
+	// source_conversation or source_resource) equals value.
+	NotesWith(ctx context.Context, key, value string) ([]string, error)
 }
 
 // TagCount is a tag in use.
@@ -46,6 +51,9 @@ type Env struct {
 	Index    Indexer
 	Model    llm.Client // nil when no model is configured
 	ModelID  string     // model name sent with each request
+	// VisionModelID is the model that reads images (the Model client sends
+	// it; it must accept image input).
+	VisionModelID string
 	Language string     // en or zh prompt set
 	Location *time.Location
 	Now      func() time.Time

@@ -63,10 +63,12 @@ func renderPrompt(job, lang, part string, data any) (string, error) {
 const maxHistoryBytes = 400 << 10
 
 // formatHistory renders messages as "[speaker @ time]\ntext" blocks.
-func formatHistory(msgs []store.Message, sessionFile string, loc *time.Location) string {
+// imageNotes, keyed "messageID#block", describe the images that are part of
+// the conversation; without them images are left out.
+func formatHistory(msgs []store.Message, sessionFile string, loc *time.Location, imageNotes map[string]string) string {
 	var blocks []string
 	for _, m := range msgs {
-		text := messagePromptText(m)
+		text := messagePromptText(m, imageNotes)
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -96,11 +98,15 @@ func formatHistory(msgs []store.Message, sessionFile string, loc *time.Location)
 }
 
 // messagePromptText is what the model sees of a message: text blocks,
-// tool uses as one-line summaries.
-func messagePromptText(m store.Message) string {
+// tool uses as one-line summaries, described images beside their source.
+func messagePromptText(m store.Message, imageNotes map[string]string) string {
 	var parts []string
-	for _, b := range m.Blocks() {
+	for i, b := range m.Blocks() {
 		switch b.Type {
+		case "data", "image":
+			if note, ok := imageNotes[fmt.Sprintf("%s#%d", m.ID, i)]; ok {
+				parts = append(parts, note)
+			}
 		case "text":
 			if strings.TrimSpace(b.Text) != "" {
 				parts = append(parts, b.Text)

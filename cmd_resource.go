@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/reme-dev/reme/jobs"
+)
+
+type autoResourceCmd struct {
+	Paths         []string `arg:"" optional:"" name:"path" help:"Resource files (added or modified is decided from what is known; a missing file with a card is deleted)."`
+	Changes       string   `help:"ReMe's form: a JSON list of {\"path\": \"resource/…\", \"change\": \"added|modified|deleted\"}." placeholder:"JSON"`
+	IncludeImages *bool    `name:"include-images" negatable:"" help:"Process image resources (default: config resource.include_images, true)."`
+	Language      string   `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+}
+
+func (autoResourceCmd) Help() string {
+	return `Turns files under resource/ into daily cards (daily/DATE/<name>.md), found again
+later through their source_resource link; the resource file itself is never
+moved or changed. Text: md, txt, json, jsonl, csv, yaml, html. Images (png, jpg,
+webp, gif, bmp, tiff) get a caption card from the vision model. A file under
+resource/YYYY-MM-DD/ belongs to that day; a file directly under resource/ to
+the day it is first processed.`
+}
+
+func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
+	var changes []jobs.ResourceChange
+	if c.Changes != "" {
+		if err := json.Unmarshal([]byte(c.Changes), &changes); err != nil {
+			return answerError{"AutoResourceStep requires changes: list[dict] (" + err.Error() + ")"}
+		}
+	}
+	for _, p := range c.Paths {
+		changes = append(changes, jobs.ResourceChange{Path: p})
+	}
+	if len(changes) == 0 {
+		return usageError{fmt.Errorf("give resource paths or changes=JSON")}
+	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
+	}
+	include := cfg.Resource.IncludeImages
+	if c.IncludeImages != nil {
+		include = *c.IncludeImages
+	}
+	res, err := jobs.AutoResource(ctx, env, jobs.AutoResourceRequest{
+		Changes: changes, IncludeImages: include, Language: c.Language,
+		MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels,
+	})
+	if err != nil {
+		return app.reportMemory(nil, err)
+	}
+	if app.Globals.JSON {
+		if err := app.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		for _, it := range res.Results {
+			fmt.Fprintln(app.Stdout, resourceLine(it))
+		}
+	}
+	if !res.Success {
+		return fmt.Errorf("%d of %d resource change(s) failed", countFailed(res), len(res.Results))
+	}
+	return nil
+}
+
+func resourceLine(it jobs.ResourceItem) string {
+	status := "ok"
+	if !it.Success {
+		status = "failed"
+	}
+	change := it.Change
+	if it.Metadata.Action != "" {
+		change = it.Metadata.Action
+	}
+	if change != "" {
+		status += " " + change
+	}
+	return fmt.Sprintf("%s %s: %s", status, it.Path, strings.ReplaceAll(it.Answer, "\n", " "))
+}
+
+func countFailed(r *jobs.AutoResourceResult) int {
+	n := 0
+	for _, it := range r.Results {
+		if !it.Success {
+			n++
+		}
+	}
+	return n
+}
