@@ -47,17 +47,17 @@ type TagCount struct {
 
 // Env is what every job runs against.
 type Env struct {
-	WS       *store.Workspace
-	Index    Indexer
-	Model    llm.Client // nil when no model is configured
-	ModelID  string     // model name sent with each request
+	WS      *store.Workspace
+	Index   Indexer
+	Model   llm.Client // nil when no model is configured
+	ModelID string     // model name sent with each request
 	// VisionModelID is the model that reads images (the Model client sends
 	// it; it must accept image input).
 	VisionModelID string
-	Language string     // en or zh prompt set
-	Location *time.Location
-	Now      func() time.Time
-	Log      *slog.Logger
+	Language      string // en or zh prompt set
+	Location      *time.Location
+	Now           func() time.Time
+	Log           *slog.Logger
 }
 
 func (e *Env) logger() *slog.Logger {
