@@ -33,6 +33,7 @@ type cli struct {
 	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
 	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
 	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
 	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
 	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
 	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`

@@ -200,6 +200,10 @@ func (j jobIndex) NotesWith(ctx context.Context, key, value string) ([]string, e
 	return j.ix.NotesWith(ctx, key, value)
 }
 
+func (j jobIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
+	return j.ix.Sources(ctx, key)
+}
+
 func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) {
 	page, err := j.ix.ListTags(ctx, index.TagListOptions{Page: 1, PageSize: limit, OrderBy: "file_count"})
 	if err != nil {

@@ -15,13 +15,15 @@ import (
 //go:embed schema.sql
 var schemaSQL string
 
-func main() {
+func main() { os.Exit(mainCode()) }
+
+// mainCode is main without the exit, so that tests can run the real thing.
+func mainCode() int {
 	// reme is mostly a short-lived command whose heap stays small: collect
 	// less often, but never let the heap run past a soft limit.
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(256 << 20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/reme-dev/reme/jobs/llm"
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // tests that start processes.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"reme": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"reme": func() { os.Exit(mainCode()) },
 	})
 }
 
@@ -35,6 +36,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update, // -update rewrites the cmp files inside the scripts
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakecohere":      cmdFakeCohere,
+			"waitfor":         cmdWaitFor,
 			"cohere-requests": cmdCohereRequests,
 			// truncate-index cuts a file in half, as a crash or a full disk might
 			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -78,6 +80,24 @@ func cmdFakeCohere(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("REME_LLM_BASE_URL", srv.URL)
 	ts.Setenv("COHERE_API_KEY", llm.FakeAPIKey)
 	ts.Setenv("REME_LLM_MAX_RETRIES", "1")
+}
+
+// cmdWaitFor waits (up to 10 s) until a file exists, or with ! until it
+// is gone: for scripts that run reme watch in the background.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitfor [!] PATH")
+	}
+	p := ts.MkAbs(args[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		_, err := os.Stat(p)
+		if (err == nil) != neg {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("timed out waiting for %s (gone: %v)", args[0], neg)
 }
 
 // cmdCohereRequests writes the request bodies the fake server received,

@@ -35,3 +35,27 @@ func (ix *Index) NotesWith(ctx context.Context, key, value string) ([]string, er
 	}
 	return out, rows.Err()
 }
+
+// Sources maps each value of a lookup key to the note holding it (a card
+// under daily/ when several do).
+func (ix *Index) Sources(ctx context.Context, key string) (map[string]string, error) {
+	col, ok := lookupColumns[key]
+	if !ok {
+		return nil, fmt.Errorf("notes cannot be looked up by %q", key)
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+col+`, path FROM notes WHERE `+col+` IS NOT NULL
+		ORDER BY path NOT LIKE 'daily/%' DESC, path DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list notes by %s: %w", key, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var v, p string
+		if err := rows.Scan(&v, &p); err != nil {
+			return nil, fmt.Errorf("list notes by %s: %w", key, err)
+		}
+		out[v] = p // later rows win: daily/ cards, first by path
+	}
+	return out, rows.Err()
+}

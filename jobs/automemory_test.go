@@ -40,6 +40,22 @@ func (f *fakeIndex) Tags(context.Context, int) ([]TagCount, error) { return f.ta
 
 func (f *fakeIndex) Sync(context.Context) error { return nil }
 
+// Sources scans the daily cards, as the index would answer.
+func (f *fakeIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		rel, _ := filepath.Rel(f.ws.Root, p)
+		if n, err := f.ws.ReadNote(filepath.ToSlash(rel)); err == nil && n.FM.String(key) != "" {
+			out[n.FM.String(key)] = filepath.ToSlash(rel)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // NotesWith scans the daily cards, as the index would answer.
 func (f *fakeIndex) NotesWith(_ context.Context, key, value string) ([]string, error) {
 	var out []string

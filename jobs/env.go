@@ -37,6 +37,8 @@ type Indexer interface {
 	// NotesWith lists the notes whose frontmatter key (session_id,
 	// source_conversation or source_resource) equals value.
 	NotesWith(ctx context.Context, key, value string) ([]string, error)
+	// Sources maps every value of a lookup key to a note holding it.
+	Sources(ctx context.Context, key string) (map[string]string, error)
 }
 
 // TagCount is a tag in use.

@@ -41,5 +41,23 @@ fake_pid=$!
 trap 'kill $fake_pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/fake.url" ] && break; sleep 0.2; done
 conv='[{"role":"user","content":"Our rate limit is 100 requests per second with a burst of 200.","created_at":"2025-06-15T09:00:00"},{"role":"assistant","content":"Noted: 100 rps, burst 200.","created_at":"2025-06-15T09:00:05"}]'
-REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789 \
-  "$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"
+export REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789
+"$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"
+
+# reme watch: time from writing a new resource to its card existing
+"$reme" -w "$ws" watch 2> "$dir/watch.log" &
+watch_pid=$!
+trap 'kill $fake_pid $watch_pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 100); do grep -q watching "$dir/watch.log" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+mkdir -p "$ws/resource/2025-06-15"
+lat=()
+for i in 1 2 3 4 5; do
+  start=$(date +%s%N)
+  printf '# Watch test %s\n\nA note for the watcher.\n' "$i" > "$ws/resource/2025-06-15/watch-$i.md"
+  until [ -e "$ws/daily/2025-06-15/watch-$i.md" ]; do sleep 0.01; done
+  lat+=($((($(date +%s%N) - start) / 1000000)))
+done
+kill -INT $watch_pid; wait $watch_pid 2>/dev/null || true
+sorted=($(printf '%s\n' "${lat[@]}" | sort -n))
+echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]}, max ${sorted[4]}, 5 runs)"

@@ -22,6 +22,7 @@ import (
 
 var sessionRE = regexp.MustCompile(`Session id: (\S+)`)
 var pathRE = regexp.MustCompile(`read\(path="([^"]+)"\)`)
+var writeRE = regexp.MustCompile(`write\(path="([^"]+)"`)
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
@@ -74,6 +75,17 @@ func reply(body []byte) llm.FakeReply {
 			"content":     "## Facts\n\n- The benchmark conversation mentioned a rate limit of 100 requests per second.\n",
 		})
 		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "daily_write", Arguments: args}}}
+	case tools["write"] && !tools["read"]:
+		// auto_resource creating a card: write it where the prompt says,
+		// named after the file
+		m := writeRE.FindStringSubmatch(prompt)
+		if m == nil {
+			return llm.FakeReply{Text: "No target path."}
+		}
+		name := strings.TrimSuffix(m[1][strings.LastIndexByte(m[1], '/')+1:], ".md")
+		args, _ := json.Marshal(map[string]string{"path": m[1], "name": name,
+			"description": "A resource card written by the instant fake model.", "content": "## Content\n\nSummarised.\n"})
+		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "write", Arguments: args}}}
 	case tools["list_tags"]:
 		path := ""
 		if m := pathRE.FindStringSubmatch(prompt); m != nil {

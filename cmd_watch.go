@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/reme-dev/reme/jobs"
+)
+
+type watchCmd struct {
+	IncludeImages *bool  `name:"include-images" negatable:"" help:"Process image resources (default: config resource.include_images, true)."`
+	Language      string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+}
+
+func (watchCmd) Help() string {
+	return `Runs until Ctrl-C. Files added, changed or removed under resource/ go to
+auto_resource (after a short quiet period, coalesced by each file's final state);
+notes edited under daily/ and digest/ go to the index. File-system events are
+only hints, so everything is reconciled at start, every watch.reconcile
+(default 5m) and whenever events may have been lost. Progress goes to stderr.`
+}
+
+func (c *watchCmd) Run(ctx context.Context, app *App) error {
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
+	}
+	include := cfg.Resource.IncludeImages
+	if c.IncludeImages != nil {
+		include = *c.IncludeImages
+	}
+	err = jobs.Watch(ctx, env, jobs.WatchOptions{
+		Resource: jobs.AutoResourceRequest{IncludeImages: include, Language: c.Language,
+			MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels},
+		Debounce:  time.Duration(cfg.Watch.Debounce),
+		Reconcile: time.Duration(cfg.Watch.Reconcile),
+		Report: func(format string, a ...any) {
+			fmt.Fprintf(app.Stderr, "%s watch: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(app.Stderr, "watch: stopped")
+	return nil
+}

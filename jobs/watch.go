@@ -1,0 +1,296 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// WatchOptions configure Watch.
+type WatchOptions struct {
+	Resource  AutoResourceRequest // defaults for every batch (Changes ignored)
+	Debounce  time.Duration
+	Reconcile time.Duration                 // full scan interval
+	Report    func(format string, a ...any) // progress and results (stderr)
+}
+
+// Watch runs until ctx ends: changes under resource/ go to auto_resource,
+// changes to notes go to the index. File-system events are only hints (they
+// can be dropped or missed), so the whole workspace is reconciled at start,
+// every Reconcile interval and after any overflow.
+func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
+	if opt.Report == nil {
+		opt.Report = func(string, ...any) {}
+	}
+	if opt.Reconcile <= 0 {
+		opt.Reconcile = 5 * time.Minute
+	}
+	batches, err := env.WS.Watch(ctx, store.WatchOptions{Debounce: opt.Debounce, Logger: env.Log})
+	if err != nil {
+		return err
+	}
+	w := &watcher{env: env, opt: opt, hashes: map[string]fileHash{}}
+	opt.Report("watching %s (Ctrl-C to stop)", env.WS.Root)
+	if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
+		opt.Report("reconcile: %v", err)
+	}
+	tick := time.NewTicker(opt.Reconcile)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
+				opt.Report("reconcile: %v", err)
+			}
+		case b, ok := <-batches:
+			if !ok {
+				return nil
+			}
+			if b.Overflow {
+				opt.Report("events may have been lost; reconciling everything")
+				err = w.reconcile(ctx)
+			} else {
+				err = w.handle(ctx, b.Paths)
+			}
+			if err != nil && ctx.Err() == nil {
+				opt.Report("%v", err)
+			}
+		}
+	}
+}
+
+type fileHash struct {
+	size, mtime int64
+	sha         string
+}
+
+type watcher struct {
+	env    *Env
+	opt    WatchOptions
+	hashes map[string]fileHash // resource path → last hash, so a touch costs no model call
+}
+
+// watchable reports resource files auto_resource handles.
+func (w *watcher) watchable(rel string) bool {
+	ext := strings.ToLower(path.Ext(rel))
+	if imageResourceTypes[ext] {
+		return w.opt.Resource.IncludeImages
+	}
+	return textResourceTypes[ext]
+}
+
+// handle processes one batch of hinted paths, decided by their final state.
+func (w *watcher) handle(ctx context.Context, paths []string) error {
+	var notes []string
+	var resources []string
+	for _, p := range paths {
+		switch {
+		case strings.HasPrefix(p, store.ResourceDir+"/"):
+			resources = append(resources, p)
+		case strings.HasPrefix(p, store.DailyDir+"/") || strings.HasPrefix(p, store.DigestDir+"/"):
+			notes = append(notes, p)
+		}
+	}
+	if len(notes) > 0 {
+		// A removed folder arrives as one path: a sync handles that and
+		// any note inside it.
+		if err := w.env.Index.Sync(ctx); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	if len(resources) == 0 {
+		return nil
+	}
+	sources, err := w.cardsBySource(ctx)
+	if err != nil {
+		return err
+	}
+	var changes []ResourceChange
+	for _, p := range resources {
+		fi, err := os.Lstat(w.env.WS.Abs(p))
+		switch {
+		case err == nil && fi.Mode().IsRegular():
+			if c, ok := w.changeFor(p, fi, sources); ok {
+				changes = append(changes, c)
+			}
+		case errors.Is(err, fs.ErrNotExist):
+			// a file or a whole folder went away: delete the cards linked below it
+			for src := range sources {
+				if (src == p || strings.HasPrefix(src, p+"/")) && w.watchable(src) {
+					changes = append(changes, ResourceChange{Path: src, Change: "deleted"})
+					delete(w.hashes, src)
+				}
+			}
+		}
+	}
+	return w.run(ctx, changes)
+}
+
+// changeFor decides whether a present resource needs auto_resource: no card
+// yet, or content different from what its card was made from.
+func (w *watcher) changeFor(rel string, fi fs.FileInfo, sources map[string]string) (ResourceChange, bool) {
+	if !w.watchable(rel) {
+		return ResourceChange{}, false
+	}
+	if w.env.Model == nil && imageResourceTypes[strings.ToLower(path.Ext(rel))] {
+		return ResourceChange{}, false // images need a model; nothing to do until one is configured
+	}
+	if w.opt.Resource.MaxFileBytes > 0 && fi.Size() > w.opt.Resource.MaxFileBytes {
+		return ResourceChange{Path: rel}, true // reported as an oversized skip
+	}
+	sha, err := w.hash(rel, fi)
+	if err != nil {
+		w.opt.Report("hash %s: %v", rel, err)
+		return ResourceChange{}, false
+	}
+	card, ok := sources[rel]
+	if !ok {
+		return ResourceChange{Path: rel, Change: "added"}, true
+	}
+	n, err := w.env.WS.ReadNote(card)
+	if err == nil {
+		if recorded := n.FM.String(SourceSHA256Key); recorded != "" {
+			if recorded == sha {
+				return ResourceChange{}, false
+			}
+		} else if cfi, err := os.Stat(w.env.WS.Abs(card)); err == nil && !cfi.ModTime().Before(fi.ModTime()) {
+			// A card from before hashes were recorded (or written by ReMe):
+			// newer than its resource means it is up to date.
+			return ResourceChange{}, false
+		}
+	}
+	return ResourceChange{Path: rel, Change: "modified"}, true
+}
+
+func (w *watcher) hash(rel string, fi fs.FileInfo) (string, error) {
+	if h, ok := w.hashes[rel]; ok && h.size == fi.Size() && h.mtime == fi.ModTime().UnixNano() {
+		return h.sha, nil
+	}
+	f, err := os.Open(w.env.WS.Abs(rel))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	w.hashes[rel] = fileHash{fi.Size(), fi.ModTime().UnixNano(), sum}
+	return sum, nil
+}
+
+// cardsBySource maps each resource path to the card that links it.
+func (w *watcher) cardsBySource(ctx context.Context) (map[string]string, error) {
+	links, err := w.env.Index.Sources(ctx, "source_resource")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for link, card := range links {
+		out[store.LinkTarget(link)] = card
+	}
+	return out, nil
+}
+
+// reconcile compares every resource with its card and every note with the
+// index, as if all events had been lost.
+func (w *watcher) reconcile(ctx context.Context) error {
+	if err := w.env.Index.Sync(ctx); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	sources, err := w.cardsBySource(ctx)
+	if err != nil {
+		return err
+	}
+	var changes []ResourceChange
+	present := map[string]bool{}
+	root := w.env.WS.Abs(store.ResourceDir)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != root {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(w.env.WS.Root, p)
+		rel = filepath.ToSlash(rel)
+		present[rel] = true
+		fi, err := d.Info()
+		if err != nil {
+			return nil // vanished while walking
+		}
+		if c, ok := w.changeFor(rel, fi, sources); ok {
+			changes = append(changes, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan resources: %w", err)
+	}
+	for src := range sources {
+		if !present[src] && strings.HasPrefix(src, store.ResourceDir+"/") && w.watchable(src) {
+			changes = append(changes, ResourceChange{Path: src, Change: "deleted"})
+		}
+	}
+	return w.run(ctx, changes)
+}
+
+// stopGrace is how long work in progress may go on after Ctrl-C, so that a
+// card just written also reaches the day index and the search index.
+const stopGrace = 5 * time.Second
+
+// graceful returns a context that ends stopGrace after parent does.
+func graceful(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	stop := context.AfterFunc(parent, func() {
+		t := time.AfterFunc(stopGrace, cancel)
+		context.AfterFunc(ctx, func() { t.Stop() })
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
+func (w *watcher) run(parent context.Context, changes []ResourceChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	ctx, cancel := graceful(parent)
+	defer cancel()
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	req := w.opt.Resource
+	req.Changes = changes
+	res, err := AutoResource(ctx, w.env, req)
+	if res != nil {
+		for _, it := range res.Results {
+			status := "ok"
+			if !it.Success {
+				status = "failed"
+			}
+			w.opt.Report("%s %s %s: %s", status, it.Change, it.Path, strings.ReplaceAll(it.Answer, "\n", " "))
+		}
+	}
+	return err
+}
