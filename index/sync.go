@@ -337,6 +337,11 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM notes WHERE skipped IS NULL").Scan(&n); err == nil {
 			rep.Indexed = n
 		}
+		// One merged full-text segment answers queries a little faster;
+		// merging costs about a tenth of the rebuild.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts) VALUES('optimize')`); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -2000"); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
