@@ -53,6 +53,11 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 		firstErr error
 		pending  sync.WaitGroup
 	)
+	sr, err := openScanRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer sr.close()
 	queue := make(chan string, 1024)
 	var enqueue func(dir string)
 	enqueue = func(dir string) {
@@ -67,7 +72,7 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 	worker := func() {
 		for dir := range queue {
 			if ctx.Err() == nil {
-				l, subdirs, err := readDir(root, dir)
+				l, subdirs, err := readDir(sr, dir)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err

@@ -13,7 +13,15 @@ import (
 
 // readDir lists one folder: notes with their stats, and subfolders.
 // Symlinks are never followed (a link could lead out of the workspace).
-func readDir(root, dir string) (*dirListing, []string, error) {
+// scanRoot is the workspace folder the scan reads.
+type scanRoot struct{ path string }
+
+func openScanRoot(root string) (scanRoot, error) { return scanRoot{root}, nil }
+
+func (scanRoot) close() {}
+
+func readDir(sr scanRoot, dir string) (*dirListing, []string, error) {
+	root := sr.path
 	f, err := os.Open(filepath.Join(root, filepath.FromSlash(dir)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
