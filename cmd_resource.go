@@ -38,22 +38,12 @@ func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
 	if len(changes) == 0 {
 		return usageError{fmt.Errorf("give resource paths or changes=JSON")}
 	}
-	cfg, err := app.Config()
+	env, req, err := app.resourceJob(ctx, c.IncludeImages, c.Language)
 	if err != nil {
 		return err
 	}
-	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
-	include := cfg.Resource.IncludeImages
-	if c.IncludeImages != nil {
-		include = *c.IncludeImages
-	}
-	res, err := jobs.AutoResource(ctx, env, jobs.AutoResourceRequest{
-		Changes: changes, IncludeImages: include, Language: c.Language,
-		MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels,
-	})
+	req.Changes = changes
+	res, err := jobs.AutoResource(ctx, env, req)
 	if err != nil {
 		return app.reportMemory(nil, err)
 	}
@@ -95,4 +85,23 @@ func countFailed(r *jobs.AutoResourceResult) int {
 		}
 	}
 	return n
+}
+
+// resourceJob wires a job environment and the auto_resource defaults from
+// the configuration, a call's include_images winning over it.
+func (a *App) resourceJob(ctx context.Context, includeImages *bool, lang string) (*jobs.Env, jobs.AutoResourceRequest, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, jobs.AutoResourceRequest{}, err
+	}
+	env, err := a.jobEnv(ctx)
+	if err != nil {
+		return nil, jobs.AutoResourceRequest{}, err
+	}
+	req := jobs.AutoResourceRequest{IncludeImages: cfg.Resource.IncludeImages, Language: lang,
+		MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels}
+	if includeImages != nil {
+		req.IncludeImages = *includeImages
+	}
+	return env, req, nil
 }

@@ -22,21 +22,13 @@ only hints, so everything is reconciled at start, every watch.reconcile
 }
 
 func (c *watchCmd) Run(ctx context.Context, app *App) error {
-	cfg, err := app.Config()
+	env, req, err := app.resourceJob(ctx, c.IncludeImages, c.Language)
 	if err != nil {
 		return err
 	}
-	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
-	include := cfg.Resource.IncludeImages
-	if c.IncludeImages != nil {
-		include = *c.IncludeImages
-	}
+	cfg, _ := app.Config() // loaded by resourceJob
 	err = jobs.Watch(ctx, env, jobs.WatchOptions{
-		Resource: jobs.AutoResourceRequest{IncludeImages: include, Language: c.Language,
-			MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels},
+		Resource:  req,
 		Debounce:  time.Duration(cfg.Watch.Debounce),
 		Reconcile: time.Duration(cfg.Watch.Reconcile),
 		Report: func(format string, a ...any) {

@@ -63,20 +63,29 @@ func ValidateSessionID(sid string) error {
 	return nil
 }
 
+// checkCardRequest validates what auto_memory and auto_memory_cc share,
+// before anything is written.
+func checkCardRequest(sessionID, date, fallback string) error {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return err
+	}
+	if date != "" {
+		if _, err := store.ParseDate(date); err != nil {
+			return inputErr("date must be YYYY-MM-DD, not %q", date)
+		}
+	}
+	if fallback != "" && fallback != "extractive" {
+		return inputErr("fallback must be extractive, not %q", fallback)
+	}
+	return nil
+}
+
 // AutoMemory turns a conversation into the day's memory card for its
 // session: the messages are saved first, then the model creates or updates
 // the card, which is renamed to its name, listed on the day index and tagged.
 func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemoryResult, error) {
-	if err := ValidateSessionID(req.SessionID); err != nil {
+	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
-	}
-	if req.Date != "" {
-		if _, err := store.ParseDate(req.Date); err != nil {
-			return nil, inputErr("date must be YYYY-MM-DD, not %q", req.Date)
-		}
-	}
-	if req.Fallback != "" && req.Fallback != "extractive" {
-		return nil, inputErr("fallback must be extractive, not %q", req.Fallback)
 	}
 	msgs, err := store.ParseMessages(req.Messages, env.now().In(env.loc()))
 	if err != nil {
@@ -414,15 +423,7 @@ func finishCard(ctx context.Context, env *Env, job cardJob, scope *cardScope, be
 		}
 	}
 	scope.path = final
-	err = env.Index.Locked(ctx, func() error {
-		idx, err := env.WS.RefreshDayIndex(job.date)
-		if err != nil {
-			return err
-		}
-		res.Index = idx
-		return env.Index.UpdatePaths(ctx, final, idx.Path)
-	})
-	if err != nil {
+	if res.Index, err = indexCard(ctx, env, final, job.date); err != nil {
 		return "", err
 	}
 	after, _ := os.ReadFile(env.WS.Abs(final))
@@ -479,16 +480,8 @@ type AutoMemoryCCRequest struct {
 // session/claude_code/<sid>.jsonl and brings the session's card of the day
 // up to date, as auto_memory does for a conversation.
 func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
-	if err := ValidateSessionID(req.SessionID); err != nil {
+	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
-	}
-	if req.Date != "" {
-		if _, err := store.ParseDate(req.Date); err != nil {
-			return nil, inputErr("date must be YYYY-MM-DD, not %q", req.Date)
-		}
-	}
-	if req.Fallback != "" && req.Fallback != "extractive" {
-		return nil, inputErr("fallback must be extractive, not %q", req.Fallback)
 	}
 	lock, err := env.WS.Lock(ctx, "session-"+req.SessionID)
 	if err != nil {

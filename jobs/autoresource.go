@@ -553,14 +553,7 @@ func finishResourceCard(ctx context.Context, env *Env, job resourceJob, scope *c
 		}
 	}
 	scope.path = final
-	err = env.Index.Locked(ctx, func() error {
-		idx, err := env.WS.RefreshDayIndex(job.place.date)
-		if err != nil {
-			return err
-		}
-		item.Metadata.Index = idx
-		return env.Index.UpdatePaths(ctx, final, idx.Path)
-	})
+	item.Metadata.Index, err = indexCard(ctx, env, final, job.place.date)
 	return final, err
 }
 
@@ -580,24 +573,14 @@ func deleteResourceCard(ctx context.Context, env *Env, item ResourceItem, card, 
 		item.Answer = "No card links to " + item.Path
 		return item
 	}
-	err := env.Index.Locked(ctx, func() error {
-		if err := env.WS.Remove(card); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		touched := []string{card}
-		if d := store.DateFromPath(card); d != "" {
-			idx, err := env.WS.RefreshDayIndex(d)
-			if err != nil {
-				return err
-			}
-			item.Metadata.Index = idx
-			touched = append(touched, idx.Path)
-		}
-		return env.Index.UpdatePaths(ctx, touched...)
-	})
+	if err := env.WS.Remove(card); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return failed(item, "%v", err)
+	}
+	idx, err := indexCard(ctx, env, card, store.DateFromPath(card))
 	if err != nil {
 		return failed(item, "%v", err)
 	}
+	item.Metadata.Index = idx
 	item.Success, item.Metadata.Modified = true, true
 	item.Metadata.Path = &card
 	item.Answer = "Deleted resource note: " + card

@@ -117,18 +117,12 @@ func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error)
 				return err
 			}
 		}
-		touched := []string{card}
-		if d := store.DateFromPath(card); d != "" {
-			idx, err := env.WS.RefreshDayIndex(d)
-			if err != nil {
-				return err
-			}
-			if idx.Changed {
-				touched = append(touched, idx.Path)
-			}
-		}
-		return env.Index.UpdatePaths(ctx, touched...)
+		return nil
 	})
+	if err != nil {
+		return final, err
+	}
+	_, err = indexCard(ctx, env, card, store.DateFromPath(card))
 	return final, err
 }
 

@@ -85,3 +85,23 @@ func (e *Env) loc() *time.Location {
 
 // Today is the current date in the workspace time zone.
 func (e *Env) Today() string { return e.now().In(e.loc()).Format(time.DateOnly) }
+
+// indexCard brings the indexes up to date after a job wrote, renamed or
+// removed a card: the day index page of date (if any) and the search index
+// for the card and that page. It runs under the writer lock, so that two
+// jobs refreshing one day never lose each other's card.
+func indexCard(ctx context.Context, env *Env, card, date string) (*store.DayIndexResult, error) {
+	var idx *store.DayIndexResult
+	err := env.Index.Locked(ctx, func() error {
+		touched := []string{card}
+		if date != "" {
+			var err error
+			if idx, err = env.WS.RefreshDayIndex(date); err != nil {
+				return err
+			}
+			touched = append(touched, idx.Path)
+		}
+		return env.Index.UpdatePaths(ctx, touched...)
+	})
+	return idx, err
+}
