@@ -61,3 +61,8 @@ done
 kill -INT $watch_pid; wait $watch_pid 2>/dev/null || true
 sorted=($(printf '%s\n' "${lat[@]}" | sort -n))
 echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]}, max ${sorted[4]}, 5 runs)"
+
+# preparing a 4000x3000 JPEG for the model (go test -bench; median of 5)
+go test -run '^$' -bench 'PrepareJPEG4000x3000$' -benchmem -count 5 ./vision/ | awk '/^Benchmark/ {print $3/1e6}' | sort -n |
+  awk '{a[NR]=$1} END {printf "vision: prepare 4000x3000 JPEG      median %.0f ms  (min %.0f, max %.0f, %d runs)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
+VISION_PEAK_RSS=1 go test -run TestPeakRSS -v ./vision | sed -n 's/.*peak RSS .* after reading the file, \(.*\) after Prepare/vision: prepare peak RSS               \1/p'
