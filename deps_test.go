@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportRules keeps the package graph a DAG with store and jobs/llm at
+// the bottom: index and vision build on store, jobs on store, jobs/llm and
+// vision (the index only through an interface), and only main wires it all.
+func TestImportRules(t *testing.T) {
+	const mod = "github.com/reme-dev/reme"
+	allowed := map[string][]string{
+		"store":    {},
+		"jobs/llm": {},
+		"vision":   {},
+		"index":    {"store"},
+		"jobs":     {"store", "jobs/llm", "vision"},
+	}
+	for pkg, ok := range allowed {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			rel, ours := strings.CutPrefix(dep, mod+"/")
+			if dep == mod {
+				t.Errorf("%s imports main", pkg)
+			}
+			if !ours || rel == pkg {
+				continue
+			}
+			if !contains(ok, rel) {
+				t.Errorf("%s must not import %s (allowed: %v)", pkg, rel, ok)
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
