@@ -45,11 +45,15 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 	}
 	out = append(out, args[i])
 	flags := map[string]*kong.Flag{}
+	shorts := map[rune]*kong.Flag{}
 	for _, group := range node.AllFlags(false) {
 		for _, f := range group {
 			flags[f.Name] = f
 			for _, al := range f.Aliases {
 				flags[al] = f
+			}
+			if f.Short != 0 {
+				shorts[f.Short] = f
 			}
 		}
 	}
@@ -89,7 +93,12 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 			continue
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
-			out = append(out, a) // short flags take no separate value here
+			out = append(out, a)
+			// -w DIR: a short flag that takes a value keeps it next to it
+			if f := shorts[rune(a[len(a)-1])]; len(a) == 2 && f != nil && !f.IsBool() && !f.IsCounter() && k+1 < len(rest) {
+				k++
+				out = append(out, rest[k])
+			}
 			continue
 		}
 		key, val, ok := strings.Cut(a, "=")
