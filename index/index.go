@@ -53,7 +53,6 @@ type Index struct {
 	path    string
 	version int
 	schema  string
-	synced  bool
 	// The writer lock is re-entrant within this process so that a move can
 	// hold it across file writes and the index update. An Index is used by
 	// one goroutine at a time.

@@ -377,7 +377,7 @@ func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) ([]Result, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if rep.Added+rep.Modified+rep.Deleted > 0 || rep.touched > 0 || a.err != nil {
+	if rep.Added+rep.Modified+rep.Deleted > 0 || a.err != nil {
 		a.res, a.err = ix.Search(ctx, opt)
 	}
 	return a.res, rep, a.err

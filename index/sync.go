@@ -36,7 +36,6 @@ type SyncReport struct {
 	Problems  []FileResult  `json:"problems"` // failures and skips
 	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
 	Elapsed   time.Duration `json:"-"`
-	touched   int           // notes whose stat changed but whose bytes did not
 }
 
 // Progress receives (done, total) while a sync applies changes.
@@ -106,7 +105,6 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		rep.Unchanged = total
 		rep.Indexed = total
 		rep.Elapsed = time.Since(start)
-		ix.synced = true
 		return rep, nil
 	}
 	if err := ix.write(ctx, func(tx *sql.Tx) error {
@@ -127,7 +125,6 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	}
 	sort.Slice(rep.Problems, func(i, j int) bool { return rep.Problems[i].Path < rep.Problems[j].Path })
 	rep.Elapsed = time.Since(start)
-	ix.synced = true
 	ix.log.Debug("index sync", "added", rep.Added, "modified", rep.Modified, "deleted", rep.Deleted, "elapsed", elapsed(start))
 	return rep, nil
 }
@@ -298,8 +295,6 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			rep.Added++
 		case upsertModified:
 			rep.Modified++
-		case upsertTouched:
-			rep.touched++
 		}
 		fr := FileResult{Path: r.c.path, Change: kind, Success: true}
 		if r.rec.skipReason != "" {
