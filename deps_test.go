@@ -46,3 +46,17 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestBinaryHasNoTestCode keeps fakes and test helpers out of the binary.
+func TestBinaryHasNoTestCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		switch {
+		case dep == "testing", dep == "net/http/httptest", strings.HasSuffix(dep, "/llmtest"):
+			t.Errorf("the reme binary links %s", dep)
+		}
+	}
+}

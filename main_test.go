@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -63,7 +63,7 @@ func TestScripts(t *testing.T) {
 }
 
 // fakes holds each script's fake Cohere server.
-var fakes sync.Map // *testscript.TestScript -> *llm.FakeCohere
+var fakes sync.Map // *testscript.TestScript -> *llmtest.FakeCohere
 
 // cmdFakeCohere starts a local Cohere v2 chat server answering with the
 // replies of a script file, and points reme at it.
@@ -71,14 +71,14 @@ func cmdFakeCohere(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: fakecohere SCRIPT.json")
 	}
-	replies, err := llm.LoadFakeScript(ts.MkAbs(args[0]))
+	replies, err := llmtest.LoadFakeScript(ts.MkAbs(args[0]))
 	ts.Check(err)
-	fake := llm.NewFakeCohere(replies...)
+	fake := llmtest.NewFakeCohere(replies...)
 	srv := httptest.NewServer(fake)
 	ts.Defer(srv.Close)
 	fakes.Store(ts, fake)
 	ts.Setenv("REME_LLM_BASE_URL", srv.URL)
-	ts.Setenv("COHERE_API_KEY", llm.FakeAPIKey)
+	ts.Setenv("COHERE_API_KEY", llmtest.FakeAPIKey)
 	ts.Setenv("REME_LLM_MAX_RETRIES", "1")
 }
 
@@ -108,7 +108,7 @@ func cmdCohereRequests(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: cohere-requests FILE (after fakecohere)")
 	}
 	var b bytes.Buffer
-	for _, r := range v.(*llm.FakeCohere).Requests() {
+	for _, r := range v.(*llmtest.FakeCohere).Requests() {
 		var c bytes.Buffer
 		ts.Check(json.Compact(&c, r))
 		b.Write(c.Bytes())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -134,7 +135,7 @@ func TestAutoMemoryBadInputChangesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env, _ := newEnv(t, llm.NewScripted())
+			env, _ := newEnv(t, llmtest.NewScripted())
 			_, err := AutoMemory(context.Background(), env, tt.req)
 			if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want ErrInput mentioning %q", err, tt.want)
@@ -147,7 +148,7 @@ func TestAutoMemoryBadInputChangesNothing(t *testing.T) {
 }
 
 func TestAutoMemorySmallTalkIsSkippedButSaved(t *testing.T) {
-	model := llm.NewScripted(llm.TextReply("Only greetings; nothing to remember."))
+	model := llmtest.NewScripted(llmtest.TextReply("Only greetings; nothing to remember."))
 	env, _ := newEnv(t, model)
 	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)})
 	if err != nil {
@@ -170,11 +171,11 @@ func TestAutoMemorySmallTalkIsSkippedButSaved(t *testing.T) {
 }
 
 func TestAutoMemoryToolsAreConfinedToTheCard(t *testing.T) {
-	model := llm.NewScripted(
-		llm.ToolCallReply(call("daily_write", map[string]string{"name": "2026-06-20-db", "description": "d", "content": "c"})),
-		llm.ToolCallReply(call("daily_write", map[string]string{"name": "a/b", "description": "d", "content": "c"})),
-		llm.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging database is pg-staging-2 on port 6432.", "content": "- Staging DB: pg-staging-2, port 6432."})),
-		llm.TextReply("done"),
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "2026-06-20-db", "description": "d", "content": "c"})),
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "a/b", "description": "d", "content": "c"})),
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging database is pg-staging-2 on port 6432.", "content": "- Staging DB: pg-staging-2, port 6432."})),
+		llmtest.TextReply("done"),
 	)
 	env, _ := newEnv(t, model)
 	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s1", Messages: []byte(convJSON)})
@@ -219,13 +220,13 @@ func TestAutoMemoryUpdateRefusesOtherPathsAndReservedKeys(t *testing.T) {
 		}
 	}
 	card := "daily/2026-06-20/staging-db.md"
-	model := llm.NewScripted(
-		llm.ToolCallReply(call("read", map[string]string{"path": "daily/2026-06-20/other.md"})),
-		llm.ToolCallReply(call("write", map[string]string{"path": "../outside.md", "content": "x"})),
-		llm.ToolCallReply(call("frontmatter_update", map[string]any{"path": card, "metadata": map[string]any{"status": "done"}})),
-		llm.ToolCallReply(call("edit", map[string]string{"path": card, "old": "- old fact", "new": "- old fact\n- new fact"})),
-		llm.TextReply("updated"),
-		llm.TextReply("no tags"),
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("read", map[string]string{"path": "daily/2026-06-20/other.md"})),
+		llmtest.ToolCallReply(call("write", map[string]string{"path": "../outside.md", "content": "x"})),
+		llmtest.ToolCallReply(call("frontmatter_update", map[string]any{"path": card, "metadata": map[string]any{"status": "done"}})),
+		llmtest.ToolCallReply(call("edit", map[string]string{"path": card, "old": "- old fact", "new": "- old fact\n- new fact"})),
+		llmtest.TextReply("updated"),
+		llmtest.TextReply("no tags"),
 	)
 	env.Model, env.ModelID = model, "m"
 	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s1", Messages: []byte(convJSON)})
@@ -274,7 +275,7 @@ func TestAutoMemoryWithoutModelWritesExtractiveCard(t *testing.T) {
 }
 
 func TestAutoMemoryModelFailure(t *testing.T) {
-	failing := &llm.Scripted{Func: func(llm.Request) (*llm.Response, error) { return nil, llm.ErrServer }}
+	failing := &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) { return nil, llm.ErrServer }}
 	env, _ := newEnv(t, failing)
 	_, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s3", Messages: []byte(convJSON)})
 	if err == nil || !errors.Is(err, llm.ErrServer) {

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/image/tiff"
 
 	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -29,14 +30,14 @@ var pathInPrompt = regexp.MustCompile(`(?:write|read)\(path="([^"]+)"`)
 
 // resourceModel plays the model for auto_resource: it writes the card it
 // is pointed at under the given name, and captions images.
-func resourceModel(name string) *llm.Scripted {
-	return &llm.Scripted{Func: func(req llm.Request) (*llm.Response, error) {
+func resourceModel(name string) *llmtest.Scripted {
+	return &llmtest.Scripted{Func: func(req llm.Request) (*llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == llm.RoleTool {
-			return llm.TextReply("done"), nil
+			return llmtest.TextReply("done"), nil
 		}
 		if len(req.Tools) == 0 { // a caption request
-			return llm.TextReply("```json\n" + `{"name":"` + name + `","description":"A test picture with a red square.","caption":"A red square on white.","text":"HELLO"}` + "\n```"), nil
+			return llmtest.TextReply("```json\n" + `{"name":"` + name + `","description":"A test picture with a red square.","caption":"A red square on white.","text":"HELLO"}` + "\n```"), nil
 		}
 		var prompt strings.Builder
 		for _, m := range req.Messages {
@@ -44,9 +45,9 @@ func resourceModel(name string) *llm.Scripted {
 		}
 		m := pathInPrompt.FindStringSubmatch(prompt.String())
 		if m == nil {
-			return llm.TextReply("no path"), nil
+			return llmtest.TextReply("no path"), nil
 		}
-		return llm.ToolCallReply(call("write", map[string]string{"path": m[1], "name": name,
+		return llmtest.ToolCallReply(call("write", map[string]string{"path": m[1], "name": name,
 			"description": "Summary of the resource.", "content": "## Summary\n\n" + lastLine(prompt.String()) + "\n"})), nil
 	}}
 }

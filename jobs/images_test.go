@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 )
 
 // imageConv is a conversation with one base64 image and one URL image.
@@ -25,11 +26,11 @@ func imageConv(t *testing.T, extra string) []byte {
 }
 
 // imageModel describes images, then writes the card citing them.
-func imageModel() *llm.Scripted {
-	return &llm.Scripted{Func: func(req llm.Request) (*llm.Response, error) {
+func imageModel() *llmtest.Scripted {
+	return &llmtest.Scripted{Func: func(req llm.Request) (*llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == llm.RoleTool {
-			return llm.TextReply("done"), nil
+			return llmtest.TextReply("done"), nil
 		}
 		if len(req.Tools) == 0 { // the vision call
 			var srcs []string
@@ -38,14 +39,14 @@ func imageModel() *llm.Scripted {
 					srcs = append(srcs, fmt.Sprintf("%q: %q", s, "a diagram of "+s))
 				}
 			}
-			return llm.TextReply("{" + strings.Join(srcs, ", ") + "}"), nil
+			return llmtest.TextReply("{" + strings.Join(srcs, ", ") + "}"), nil
 		}
 		for _, tool := range req.Tools {
 			if tool.Name == "daily_write" {
-				return llm.ToolCallReply(call("daily_write", map[string]string{"name": "deployment-diagram", "description": "The deployment diagram.", "content": "- Gateway in front of the workers."})), nil
+				return llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "deployment-diagram", "description": "The deployment diagram.", "content": "- Gateway in front of the workers."})), nil
 			}
 		}
-		return llm.TextReply("no tags"), nil
+		return llmtest.TextReply("no tags"), nil
 	}}
 }
 

@@ -1,4 +1,4 @@
-package llm
+package llm_test
 
 import (
 	"bytes"
@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 )
 
 // recordingTool is a daily_write stand-in that records its calls.
@@ -29,28 +34,28 @@ func (r *recordingTool) run(_ context.Context, args json.RawMessage) (string, er
 	return r.out, r.err
 }
 
-func call(id, name, args string) ToolCall {
-	return ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
 }
 
 const goodArgs = `{"name":"cold-remedies","description":"Remedies for a cold","content":"Ginger tea."}`
 
 func TestRunAgentTwoSteps(t *testing.T) {
 	tool := &recordingTool{out: "wrote daily/2026-06-20/cold-remedies.md"}
-	step1 := ToolCallReply(call("w1", "daily_write", goodArgs))
+	step1 := llmtest.ToolCallReply(call("w1", "daily_write", goodArgs))
 	step1.Message.ToolPlan = "I will write the note."
-	step1.Usage = Usage{InputTokens: 100, OutputTokens: 20}
-	step2 := &Response{
-		Message: Message{Role: RoleAssistant, Parts: []Part{{Text: "Preamble."}, {Text: "Created cold-remedies."}}},
-		Usage:   Usage{InputTokens: 150, OutputTokens: 10},
+	step1.Usage = llm.Usage{InputTokens: 100, OutputTokens: 20}
+	step2 := &llm.Response{
+		Message: llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: "Preamble."}, {Text: "Created cold-remedies."}}},
+		Usage:   llm.Usage{InputTokens: 150, OutputTokens: 10},
 	}
-	sc := NewScripted(step1, step2)
-	user := TextMessage(RoleUser, "I have a cold; ginger tea helps.")
-	res, err := RunAgent(t.Context(), sc, AgentConfig{
+	sc := llmtest.NewScripted(step1, step2)
+	user := llm.TextMessage(llm.RoleUser, "I have a cold; ginger tea helps.")
+	res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
 		Model:    "m",
 		System:   "You are a memory system.",
-		Messages: []Message{user},
-		Tools:    []AgentTool{{Tool: writeTool, Run: tool.run}},
+		Messages: []llm.Message{user},
+		Tools:    []llm.AgentTool{{Tool: writeTool, Run: tool.run}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,16 +66,16 @@ func TestRunAgentTwoSteps(t *testing.T) {
 	if res.Steps != 2 {
 		t.Errorf("Steps = %d, want 2", res.Steps)
 	}
-	if want := (Usage{InputTokens: 250, OutputTokens: 30}); res.Usage != want {
+	if want := (llm.Usage{InputTokens: 250, OutputTokens: 30}); res.Usage != want {
 		t.Errorf("Usage = %+v, want %+v", res.Usage, want)
 	}
-	wantRecords := []ToolCallRecord{{Step: 1, ID: "w1", Name: "daily_write", Arguments: json.RawMessage(goodArgs), Result: tool.out}}
+	wantRecords := []llm.ToolCallRecord{{Step: 1, ID: "w1", Name: "daily_write", Arguments: json.RawMessage(goodArgs), Result: tool.out}}
 	if diff := cmp.Diff(wantRecords, res.ToolCalls); diff != "" {
 		t.Errorf("ToolCalls (-want +got):\n%s", diff)
 	}
-	toolMsg := Message{Role: RoleTool, ToolCallID: "w1", Parts: []Part{{Text: tool.out}}}
-	wantTranscript := []Message{
-		TextMessage(RoleSystem, "You are a memory system."),
+	toolMsg := llm.Message{Role: llm.RoleTool, ToolCallID: "w1", Parts: []llm.Part{{Text: tool.out}}}
+	wantTranscript := []llm.Message{
+		llm.TextMessage(llm.RoleSystem, "You are a memory system."),
 		user,
 		step1.Message,
 		toolMsg,
@@ -99,7 +104,7 @@ func TestRunAgentTwoSteps(t *testing.T) {
 func TestRunAgentFeedsErrorsBack(t *testing.T) {
 	tests := []struct {
 		name     string
-		first    ToolCall
+		first    llm.ToolCall
 		toolErr  error // returned by the tool on its first run
 		wantMsg  string
 		wantRuns int // runs of the tool, the corrected call included
@@ -152,14 +157,14 @@ func TestRunAgentFeedsErrorsBack(t *testing.T) {
 				}
 				return "written", nil
 			}
-			sc := NewScripted(
-				ToolCallReply(tt.first),
-				ToolCallReply(call("b", "daily_write", goodArgs)),
-				TextReply("Done."),
+			sc := llmtest.NewScripted(
+				llmtest.ToolCallReply(tt.first),
+				llmtest.ToolCallReply(call("b", "daily_write", goodArgs)),
+				llmtest.TextReply("Done."),
 			)
-			res, err := RunAgent(t.Context(), sc, AgentConfig{
-				Messages: []Message{TextMessage(RoleUser, "remember")},
-				Tools:    []AgentTool{{Tool: writeTool, Run: run}},
+			res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
+				Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "remember")},
+				Tools:    []llm.AgentTool{{Tool: writeTool, Run: run}},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -169,7 +174,7 @@ func TestRunAgentFeedsErrorsBack(t *testing.T) {
 			}
 			second := sc.Requests()[1].Messages
 			got := second[len(second)-1]
-			want := Message{Role: RoleTool, ToolCallID: "a", Parts: []Part{{Text: tt.wantMsg}}}
+			want := llm.Message{Role: llm.RoleTool, ToolCallID: "a", Parts: []llm.Part{{Text: tt.wantMsg}}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tool result sent to the model (-want +got):\n%s", diff)
 			}
@@ -186,23 +191,23 @@ func TestRunAgentFeedsErrorsBack(t *testing.T) {
 
 func TestRunAgentSeveralCallsInOneStep(t *testing.T) {
 	var order []string
-	mk := func(name string) AgentTool {
-		return AgentTool{
-			Tool: Tool{Name: name, Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
+	mk := func(name string) llm.AgentTool {
+		return llm.AgentTool{
+			Tool: llm.Tool{Name: name, Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
 			Run: func(_ context.Context, args json.RawMessage) (string, error) {
 				order = append(order, name+string(args))
 				return name + " ok", nil
 			},
 		}
 	}
-	sc := NewScripted(
+	sc := llmtest.NewScripted(
 		// No ids: the loop must make them up and answer each call by its id.
-		ToolCallReply(call("", "b", `{"n":1}`), call("", "a", `{"n":2}`)),
-		TextReply("fin"),
+		llmtest.ToolCallReply(call("", "b", `{"n":1}`), call("", "a", `{"n":2}`)),
+		llmtest.TextReply("fin"),
 	)
-	res, err := RunAgent(t.Context(), sc, AgentConfig{
-		Messages: []Message{TextMessage(RoleUser, "go")},
-		Tools:    []AgentTool{mk("a"), mk("b")},
+	res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "go")},
+		Tools:    []llm.AgentTool{mk("a"), mk("b")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,16 +226,16 @@ func TestRunAgentSeveralCallsInOneStep(t *testing.T) {
 }
 
 func TestRunAgentMaxSteps(t *testing.T) {
-	sc := &Scripted{Func: func(Request) (*Response, error) {
-		return ToolCallReply(call("x", "daily_write", goodArgs)), nil
+	sc := &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) {
+		return llmtest.ToolCallReply(call("x", "daily_write", goodArgs)), nil
 	}}
 	tool := &recordingTool{out: "ok"}
-	res, err := RunAgent(t.Context(), sc, AgentConfig{
-		Messages: []Message{TextMessage(RoleUser, "loop")},
-		Tools:    []AgentTool{{Tool: writeTool, Run: tool.run}},
+	res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "loop")},
+		Tools:    []llm.AgentTool{{Tool: writeTool, Run: tool.run}},
 		MaxSteps: 3,
 	})
-	if !errors.Is(err, ErrMaxSteps) || err.Error() != "agent did not finish within 3 steps" {
+	if !errors.Is(err, llm.ErrMaxSteps) || err.Error() != "agent did not finish within 3 steps" {
 		t.Fatalf("error = %v, want ErrMaxSteps", err)
 	}
 	if res == nil || res.Steps != 3 || len(sc.Requests()) != 3 || len(tool.calls) != 3 {
@@ -239,19 +244,19 @@ func TestRunAgentMaxSteps(t *testing.T) {
 }
 
 func TestRunAgentDefaultMaxSteps(t *testing.T) {
-	sc := &Scripted{Func: func(Request) (*Response, error) {
-		return ToolCallReply(call("x", "nope", `{}`)), nil
+	sc := &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) {
+		return llmtest.ToolCallReply(call("x", "nope", `{}`)), nil
 	}}
-	_, err := RunAgent(t.Context(), sc, AgentConfig{Messages: []Message{TextMessage(RoleUser, "loop")}})
-	if !errors.Is(err, ErrMaxSteps) || len(sc.Requests()) != DefaultMaxSteps {
-		t.Fatalf("error = %v after %d requests, want ErrMaxSteps after %d", err, len(sc.Requests()), DefaultMaxSteps)
+	_, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "loop")}})
+	if !errors.Is(err, llm.ErrMaxSteps) || len(sc.Requests()) != llm.DefaultMaxSteps {
+		t.Fatalf("error = %v after %d requests, want ErrMaxSteps after %d", err, len(sc.Requests()), llm.DefaultMaxSteps)
 	}
 }
 
 func TestRunAgentChatError(t *testing.T) {
-	sc := NewScripted(ToolCallReply(call("x", "nope", `{}`)))
-	res, err := RunAgent(t.Context(), sc, AgentConfig{Messages: []Message{TextMessage(RoleUser, "hi")}})
-	if !errors.Is(err, ErrScriptExhausted) || !strings.HasPrefix(err.Error(), "agent step 2: ") {
+	sc := llmtest.NewScripted(llmtest.ToolCallReply(call("x", "nope", `{}`)))
+	res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	if !errors.Is(err, llmtest.ErrScriptExhausted) || !strings.HasPrefix(err.Error(), "agent step 2: ") {
 		t.Fatalf("error = %v, want wrapped ErrScriptExhausted at step 2", err)
 	}
 	if res == nil || res.Steps != 1 || len(res.Transcript) != 3 {
@@ -262,19 +267,19 @@ func TestRunAgentChatError(t *testing.T) {
 func TestRunAgentCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	blocking := AgentTool{
-		Tool: Tool{Name: "slow"},
+	blocking := llm.AgentTool{
+		Tool: llm.Tool{Name: "slow"},
 		Run: func(ctx context.Context, _ json.RawMessage) (string, error) {
 			cancel()
 			<-ctx.Done()
 			return "", ctx.Err()
 		},
 	}
-	sc := &Scripted{Func: func(Request) (*Response, error) {
-		return ToolCallReply(call("s", "slow", `{}`), call("t", "slow", `{}`)), nil
+	sc := &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) {
+		return llmtest.ToolCallReply(call("s", "slow", `{}`), call("t", "slow", `{}`)), nil
 	}}
 	start := time.Now()
-	_, err := RunAgent(ctx, sc, AgentConfig{Messages: []Message{TextMessage(RoleUser, "hi")}, Tools: []AgentTool{blocking}})
+	_, err := llm.RunAgent(ctx, sc, llm.AgentConfig{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}, Tools: []llm.AgentTool{blocking}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
@@ -290,17 +295,17 @@ func TestRunAgentConfigErrors(t *testing.T) {
 	run := func(context.Context, json.RawMessage) (string, error) { return "", nil }
 	tests := []struct {
 		name  string
-		tools []AgentTool
+		tools []llm.AgentTool
 		want  string
 	}{
-		{"no Run", []AgentTool{{Tool: Tool{Name: "a"}}}, `agent tool "a": name and Run are required`},
-		{"duplicate", []AgentTool{{Tool: Tool{Name: "a"}, Run: run}, {Tool: Tool{Name: "a"}, Run: run}}, `agent tool "a": defined twice`},
-		{"bad schema", []AgentTool{{Tool: Tool{Name: "a", Parameters: json.RawMessage(`{"type":"strin"}`)}, Run: run}}, `unknown type "strin"`},
+		{"no Run", []llm.AgentTool{{Tool: llm.Tool{Name: "a"}}}, `agent tool "a": name and Run are required`},
+		{"duplicate", []llm.AgentTool{{Tool: llm.Tool{Name: "a"}, Run: run}, {Tool: llm.Tool{Name: "a"}, Run: run}}, `agent tool "a": defined twice`},
+		{"bad schema", []llm.AgentTool{{Tool: llm.Tool{Name: "a", Parameters: json.RawMessage(`{"type":"strin"}`)}, Run: run}}, `unknown type "strin"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := NewScripted(TextReply("x"))
-			_, err := RunAgent(t.Context(), sc, AgentConfig{Messages: []Message{TextMessage(RoleUser, "hi")}, Tools: tt.tools})
+			sc := llmtest.NewScripted(llmtest.TextReply("x"))
+			_, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}, Tools: tt.tools})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want %q", err, tt.want)
 			}
@@ -314,24 +319,24 @@ func TestRunAgentConfigErrors(t *testing.T) {
 // TestRunAgentOverCohere runs the loop through the real client and the fake
 // server, checking what reaches the wire on the second step.
 func TestRunAgentOverCohere(t *testing.T) {
-	srv := NewFakeCohereServer(t,
-		FakeReply{ToolPlan: "Write it.", ToolCalls: []FakeToolCall{{ID: "dw_1", Name: "daily_write", Arguments: json.RawMessage(goodArgs)}}, InputTokens: 10, OutputTokens: 4},
-		FakeReply{Text: "Created cold-remedies.", InputTokens: 20, OutputTokens: 5},
+	srv := llmtest.NewFakeCohereServer(t,
+		llmtest.FakeReply{ToolPlan: "Write it.", ToolCalls: []llmtest.FakeToolCall{{ID: "dw_1", Name: "daily_write", Arguments: json.RawMessage(goodArgs)}}, InputTokens: 10, OutputTokens: 4},
+		llmtest.FakeReply{Text: "Created cold-remedies.", InputTokens: 20, OutputTokens: 5},
 	)
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c, _ := newTestCohere(t, srv.URL(), func(cfg *CohereConfig) { cfg.Logger = logger })
+	c, _ := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.Logger = logger })
 	tool := &recordingTool{out: "wrote it"}
-	res, err := RunAgent(t.Context(), c, AgentConfig{
+	res, err := llm.RunAgent(t.Context(), c, llm.AgentConfig{
 		System:   "sys",
-		Messages: []Message{TextMessage(RoleUser, "remember")},
-		Tools:    []AgentTool{{Tool: writeTool, Run: tool.run}},
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "remember")},
+		Tools:    []llm.AgentTool{{Tool: writeTool, Run: tool.run}},
 		Logger:   logger,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text != "Created cold-remedies." || res.Usage != (Usage{InputTokens: 30, OutputTokens: 9}) {
+	if res.Text != "Created cold-remedies." || res.Usage != (llm.Usage{InputTokens: 30, OutputTokens: 9}) {
 		t.Errorf("result = %q, %+v", res.Text, res.Usage)
 	}
 	reqs := srv.Requests()
@@ -356,10 +361,44 @@ func TestRunAgentOverCohere(t *testing.T) {
 	if diff := cmp.Diff(want, second.Messages); diff != "" {
 		t.Errorf("second request messages (-want +got):\n%s", diff)
 	}
-	if strings.Contains(logs.String(), FakeAPIKey) {
+	if strings.Contains(logs.String(), llmtest.FakeAPIKey) {
 		t.Error("logs contain the API key")
 	}
 	if !strings.Contains(logs.String(), "agent step") {
 		t.Errorf("expected debug logs, got %q", logs.String())
+	}
+}
+
+// TestServeFakeCohereScript is the end-to-end path a CLI test harness takes:
+// a script file, a plain listener, the real client and the agent loop.
+func TestServeFakeCohereScript(t *testing.T) {
+	replies, err := llmtest.LoadFakeScript(filepath.Join("llmtest", "testdata", "fake_script.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.ServeFakeCohere(ln, replies)
+	defer srv.Close()
+
+	c, sleeps := newTestCohere(t, "http://"+ln.Addr().String(), nil)
+	tool := &recordingTool{out: "wrote daily/2026-06-20/cold-remedies.md"}
+	res, err := llm.RunAgent(t.Context(), c, llm.AgentConfig{
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "I have a cold.")},
+		Tools:    []llm.AgentTool{{Tool: writeTool, Run: tool.run}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Created daily/2026-06-20/cold-remedies.md." || res.Steps != 2 {
+		t.Errorf("result = %q after %d steps", res.Text, res.Steps)
+	}
+	if got := sleeps.got(); len(got) != 1 || got[0] != time.Second {
+		t.Errorf("sleeps = %v, want [1s] from Retry-After", got)
+	}
+	if len(tool.calls) != 1 || !json.Valid([]byte(tool.calls[0])) || !strings.Contains(tool.calls[0], `"name":"cold-remedies"`) {
+		t.Errorf("tool calls = %q", tool.calls)
 	}
 }

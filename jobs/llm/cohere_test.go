@@ -1,4 +1,4 @@
-package llm
+package llm_test
 
 import (
 	"bytes"
@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -43,14 +46,14 @@ func (r *sleepRecorder) got() []time.Duration {
 	return append([]time.Duration(nil), r.delays...)
 }
 
-func newTestCohere(t *testing.T, baseURL string, mod func(*CohereConfig)) (*Cohere, *sleepRecorder) {
+func newTestCohere(t *testing.T, baseURL string, mod func(*llm.CohereConfig)) (*llm.Cohere, *sleepRecorder) {
 	t.Helper()
 	rec := &sleepRecorder{}
-	cfg := CohereConfig{APIKey: FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
+	cfg := llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
-	c, err := NewCohere(cfg)
+	c, err := llm.NewCohere(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +64,7 @@ func ptr[T any](v T) *T { return &v }
 
 const tinyPNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
-var writeTool = Tool{
+var writeTool = llm.Tool{
 	Name:        "daily_write",
 	Description: "Create the day's note for this conversation.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{
@@ -72,7 +75,7 @@ var writeTool = Tool{
 		"required":["name","description","content"],"additionalProperties":false}`),
 }
 
-var readTool = Tool{
+var readTool = llm.Tool{
 	Name:        "read",
 	Description: "Read a workspace file.",
 	Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer"}},"required":["path"]}`),
@@ -81,52 +84,52 @@ var readTool = Tool{
 func TestCohereGoldenRequests(t *testing.T) {
 	tests := []struct {
 		name string
-		req  Request
+		req  llm.Request
 	}{
 		{
 			name: "text_only",
-			req:  Request{Messages: []Message{TextMessage(RoleUser, "Hello there.")}},
+			req:  llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "Hello there.")}},
 		},
 		{
 			name: "full_conversation",
-			req: Request{
+			req: llm.Request{
 				Temperature: ptr(0.3),
 				MaxTokens:   2000,
-				Tools:       []Tool{writeTool, readTool},
-				Messages: []Message{
-					TextMessage(RoleSystem, "You are an automatic memory system."),
-					{Role: RoleUser, Parts: []Part{{Text: "Remember this screenshot."}, {ImageURL: tinyPNG}}},
+				Tools:       []llm.Tool{writeTool, readTool},
+				Messages: []llm.Message{
+					llm.TextMessage(llm.RoleSystem, "You are an automatic memory system."),
+					{Role: llm.RoleUser, Parts: []llm.Part{{Text: "Remember this screenshot."}, {ImageURL: tinyPNG}}},
 					{
-						Role:     RoleAssistant,
+						Role:     llm.RoleAssistant,
 						ToolPlan: "I will read the existing note first.",
-						ToolCalls: []ToolCall{{
+						ToolCalls: []llm.ToolCall{{
 							ID: "read_abc123", Name: "read",
 							Arguments: json.RawMessage(`{"path":"daily/2026-06-20/cold-remedies.md"}`),
 						}},
 					},
-					{Role: RoleTool, ToolCallID: "read_abc123", Parts: []Part{{Text: "---\nname: cold-remedies\n---\n\nGinger tea."}}},
-					{Role: RoleAssistant, Parts: []Part{{Text: "The note exists."}, {Text: "Nothing to add."}}},
-					TextMessage(RoleUser, "Thanks."),
+					{Role: llm.RoleTool, ToolCallID: "read_abc123", Parts: []llm.Part{{Text: "---\nname: cold-remedies\n---\n\nGinger tea."}}},
+					{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: "The note exists."}, {Text: "Nothing to add."}}},
+					llm.TextMessage(llm.RoleUser, "Thanks."),
 				},
 			},
 		},
 		{
 			name: "explicit_model_empty_tool_result",
-			req: Request{
+			req: llm.Request{
 				Model: "command-r7b-12-2024",
-				Tools: []Tool{{Name: "list_tags", Description: "List tags."}},
-				Messages: []Message{
-					{Role: RoleSystem, Parts: []Part{{Text: "Rule one."}, {Text: "Rule two."}}},
-					TextMessage(RoleUser, "Tag it."),
-					{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "list_tags"}}},
-					{Role: RoleTool, ToolCallID: "c1"},
+				Tools: []llm.Tool{{Name: "list_tags", Description: "List tags."}},
+				Messages: []llm.Message{
+					{Role: llm.RoleSystem, Parts: []llm.Part{{Text: "Rule one."}, {Text: "Rule two."}}},
+					llm.TextMessage(llm.RoleUser, "Tag it."),
+					{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "list_tags"}}},
+					{Role: llm.RoleTool, ToolCallID: "c1"},
 				},
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := NewFakeCohereServer(t, FakeReply{Text: "ok"})
+			srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Text: "ok"})
 			c, _ := newTestCohere(t, srv.URL(), nil)
 			if _, err := c.Chat(t.Context(), tt.req); err != nil {
 				t.Fatal(err)
@@ -163,66 +166,66 @@ func TestCohereGoldenRequests(t *testing.T) {
 func TestCohereParsesReplies(t *testing.T) {
 	tests := []struct {
 		name  string
-		reply FakeReply
-		want  *Response
+		reply llmtest.FakeReply
+		want  *llm.Response
 	}{
 		{
 			name:  "text",
-			reply: FakeReply{Text: "Created the note.", InputTokens: 120, OutputTokens: 8},
-			want: &Response{
-				Message:      TextMessage(RoleAssistant, "Created the note."),
+			reply: llmtest.FakeReply{Text: "Created the note.", InputTokens: 120, OutputTokens: 8},
+			want: &llm.Response{
+				Message:      llm.TextMessage(llm.RoleAssistant, "Created the note."),
 				FinishReason: "COMPLETE",
-				Usage:        Usage{InputTokens: 120, OutputTokens: 8},
+				Usage:        llm.Usage{InputTokens: 120, OutputTokens: 8},
 			},
 		},
 		{
 			name: "tool_calls",
-			reply: FakeReply{
+			reply: llmtest.FakeReply{
 				ToolPlan: "Write the note, then read it back.",
-				ToolCalls: []FakeToolCall{
+				ToolCalls: []llmtest.FakeToolCall{
 					{ID: "w1", Name: "daily_write", Arguments: json.RawMessage(`{"name": "cold-remedies", "tags": ["health"]}`)},
 					{Name: "read", Arguments: json.RawMessage(`"{\"path\": oops"`)},
 				},
 				InputTokens: 50, OutputTokens: 30,
 			},
-			want: &Response{
-				Message: Message{
-					Role:     RoleAssistant,
+			want: &llm.Response{
+				Message: llm.Message{
+					Role:     llm.RoleAssistant,
 					ToolPlan: "Write the note, then read it back.",
-					ToolCalls: []ToolCall{
+					ToolCalls: []llm.ToolCall{
 						{ID: "w1", Name: "daily_write", Arguments: json.RawMessage(`{"name":"cold-remedies","tags":["health"]}`)},
 						{ID: "call_1_1", Name: "read", Arguments: json.RawMessage(`{"path": oops`)},
 					},
 				},
 				FinishReason: "TOOL_CALL",
-				Usage:        Usage{InputTokens: 50, OutputTokens: 30},
+				Usage:        llm.Usage{InputTokens: 50, OutputTokens: 30},
 			},
 		},
 		{
 			name: "thinking_is_dropped_and_billed_units_used",
-			reply: FakeReply{Body: `{"id":"x","finish_reason":"COMPLETE","message":{"role":"assistant","content":[
+			reply: llmtest.FakeReply{Body: `{"id":"x","finish_reason":"COMPLETE","message":{"role":"assistant","content":[
 				{"type":"thinking","thinking":"hmm"},{"type":"text","text":"First."},{"type":"text","text":"Second."}]},
 				"usage":{"billed_units":{"input_tokens":7,"output_tokens":3}}}`},
-			want: &Response{
-				Message:      Message{Role: RoleAssistant, Parts: []Part{{Text: "First."}, {Text: "Second."}}},
+			want: &llm.Response{
+				Message:      llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: "First."}, {Text: "Second."}}},
 				FinishReason: "COMPLETE",
-				Usage:        Usage{InputTokens: 7, OutputTokens: 3},
+				Usage:        llm.Usage{InputTokens: 7, OutputTokens: 3},
 			},
 		},
 		{
 			name:  "tool_call_without_arguments",
-			reply: FakeReply{Body: `{"id":"x","finish_reason":"TOOL_CALL","message":{"role":"assistant","tool_calls":[{"id":"t","type":"function","function":{"name":"list_tags"}}]}}`},
-			want: &Response{
-				Message:      Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t", Name: "list_tags", Arguments: json.RawMessage(`{}`)}}},
+			reply: llmtest.FakeReply{Body: `{"id":"x","finish_reason":"TOOL_CALL","message":{"role":"assistant","tool_calls":[{"id":"t","type":"function","function":{"name":"list_tags"}}]}}`},
+			want: &llm.Response{
+				Message:      llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "t", Name: "list_tags", Arguments: json.RawMessage(`{}`)}}},
 				FinishReason: "TOOL_CALL",
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := NewFakeCohereServer(t, tt.reply)
+			srv := llmtest.NewFakeCohereServer(t, tt.reply)
 			c, _ := newTestCohere(t, srv.URL(), nil)
-			got, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+			got, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,38 +237,38 @@ func TestCohereParsesReplies(t *testing.T) {
 }
 
 func TestCohereErrors(t *testing.T) {
-	hi := Request{Messages: []Message{TextMessage(RoleUser, "hi")}}
+	hi := llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}}
 	tests := []struct {
 		name       string
-		replies    []FakeReply
+		replies    []llmtest.FakeReply
 		maxRetries int
 		timeout    time.Duration
 		wantErr    error
 		wantText   string
 		wantCalls  int
 		wantSleeps []time.Duration // exact delays; nil means none
-		sleepRange bool            // compare wantSleeps as the nominal backoff (±20%)
+		sleepRange bool            // compare wantSleeps as the nominal Backoff (±20%)
 	}{
 		{
 			name:      "401 fails at once",
-			replies:   []FakeReply{{Status: 401, Body: `{"id":"e","message":"invalid api token"}`}},
-			wantErr:   ErrUnauthorized,
+			replies:   []llmtest.FakeReply{{Status: 401, Body: `{"id":"e","message":"invalid api token"}`}},
+			wantErr:   llm.ErrUnauthorized,
 			wantText:  "cohere chat: unauthorized (401): check COHERE_API_KEY: invalid api token",
 			wantCalls: 1,
 		},
 		{
 			name:      "400 fails at once",
-			replies:   []FakeReply{{Status: 400, Body: `{"message":"invalid request: model 'x' not found"}`}},
-			wantErr:   ErrBadRequest,
+			replies:   []llmtest.FakeReply{{Status: 400, Body: `{"message":"invalid request: model 'x' not found"}`}},
+			wantErr:   llm.ErrBadRequest,
 			wantText:  "cohere chat: bad request (400): invalid request: model 'x' not found",
 			wantCalls: 1,
 		},
 		{
 			name: "500 until retries run out",
-			replies: []FakeReply{
+			replies: []llmtest.FakeReply{
 				{Status: 500}, {Status: 502}, {Status: 503}, {Status: 500, Body: `{"message":"internal server error"}`},
 			},
-			wantErr:    ErrServer,
+			wantErr:    llm.ErrServer,
 			wantText:   "cohere chat: server error (500) after 4 attempts: internal server error",
 			wantCalls:  4,
 			wantSleeps: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second},
@@ -273,9 +276,9 @@ func TestCohereErrors(t *testing.T) {
 		},
 		{
 			name:       "429 until retries run out",
-			replies:    []FakeReply{{Status: 429}, {Status: 429}},
+			replies:    []llmtest.FakeReply{{Status: 429}, {Status: 429}},
 			maxRetries: 1,
-			wantErr:    ErrRateLimited,
+			wantErr:    llm.ErrRateLimited,
 			wantText:   "cohere chat: rate limited (429) after 2 attempts: Too Many Requests",
 			wantCalls:  2,
 			wantSleeps: []time.Duration{time.Second},
@@ -283,44 +286,44 @@ func TestCohereErrors(t *testing.T) {
 		},
 		{
 			name:       "retries disabled",
-			replies:    []FakeReply{{Status: 503}},
+			replies:    []llmtest.FakeReply{{Status: 503}},
 			maxRetries: -1,
-			wantErr:    ErrServer,
+			wantErr:    llm.ErrServer,
 			wantCalls:  1,
 		},
 		{
 			name:      "malformed JSON",
-			replies:   []FakeReply{{Body: `{"id": "x", "message": {`}},
-			wantErr:   ErrBadResponse,
+			replies:   []llmtest.FakeReply{{Body: `{"id": "x", "message": {`}},
+			wantErr:   llm.ErrBadResponse,
 			wantCalls: 1,
 		},
 		{
 			name:      "no message",
-			replies:   []FakeReply{{Body: `{"id":"x","finish_reason":"COMPLETE"}`}},
-			wantErr:   ErrBadResponse,
+			replies:   []llmtest.FakeReply{{Body: `{"id":"x","finish_reason":"COMPLETE"}`}},
+			wantErr:   llm.ErrBadResponse,
 			wantText:  "cohere chat: bad response: response has no message",
 			wantCalls: 1,
 		},
 		{
 			name:      "tool call without a name",
-			replies:   []FakeReply{{Body: `{"id":"x","message":{"role":"assistant","tool_calls":[{"id":"a","function":{}}]}}`}},
-			wantErr:   ErrBadResponse,
+			replies:   []llmtest.FakeReply{{Body: `{"id":"x","message":{"role":"assistant","tool_calls":[{"id":"a","function":{}}]}}`}},
+			wantErr:   llm.ErrBadResponse,
 			wantCalls: 1,
 		},
 		{
 			name:       "timeout",
-			replies:    []FakeReply{{Delay: 10 * time.Second, Text: "too late"}},
+			replies:    []llmtest.FakeReply{{Delay: 10 * time.Second, Text: "too late"}},
 			maxRetries: -1,
 			timeout:    100 * time.Millisecond,
-			wantErr:    ErrTimeout,
+			wantErr:    llm.ErrTimeout,
 			wantText:   "cohere chat: timeout: no answer within 100ms",
 			wantCalls:  1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *CohereConfig) {
+			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) {
 				cfg.MaxRetries = tt.maxRetries
 				if tt.timeout != 0 {
 					cfg.Timeout = tt.timeout
@@ -356,7 +359,7 @@ func TestCohereErrors(t *testing.T) {
 			if time.Since(start) > 3*time.Second {
 				t.Errorf("took %v; retries must not really sleep", time.Since(start))
 			}
-			var apiErr *APIError
+			var apiErr *llm.APIError
 			if errors.As(err, &apiErr) && apiErr.Attempts != tt.wantCalls {
 				t.Errorf("APIError.Attempts = %d, want %d", apiErr.Attempts, tt.wantCalls)
 			}
@@ -367,22 +370,22 @@ func TestCohereErrors(t *testing.T) {
 func TestCohereRetriesThenSucceeds(t *testing.T) {
 	tests := []struct {
 		name       string
-		replies    []FakeReply
+		replies    []llmtest.FakeReply
 		wantSleeps []time.Duration
 	}{
 		{
 			name:       "429 with Retry-After seconds",
-			replies:    []FakeReply{{Status: 429, Header: map[string]string{"Retry-After": "7"}}, {Text: "done"}},
+			replies:    []llmtest.FakeReply{{Status: 429, Header: map[string]string{"Retry-After": "7"}}, {Text: "done"}},
 			wantSleeps: []time.Duration{7 * time.Second},
 		},
 		{
 			name:       "Retry-After is capped",
-			replies:    []FakeReply{{Status: 503, Header: map[string]string{"Retry-After": "3600"}}, {Text: "done"}},
-			wantSleeps: []time.Duration{retryAfterCap},
+			replies:    []llmtest.FakeReply{{Status: 503, Header: map[string]string{"Retry-After": "3600"}}, {Text: "done"}},
+			wantSleeps: []time.Duration{llm.RetryAfterCap},
 		},
 		{
 			name: "timeout then success",
-			replies: []FakeReply{
+			replies: []llmtest.FakeReply{
 				{Delay: 10 * time.Second, Text: "too late"},
 				{Status: 429, Header: map[string]string{"Retry-After": "2"}},
 				{Text: "done"},
@@ -392,9 +395,9 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *CohereConfig) { cfg.Timeout = 100 * time.Millisecond })
-			resp, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.Timeout = 100 * time.Millisecond })
+			resp, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +410,7 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 			}
 			for i, want := range tt.wantSleeps {
 				if want == 0 {
-					// A backoff without Retry-After: nominal 1s with jitter.
+					// A Backoff without Retry-After: nominal 1s with jitter.
 					if got[i] < 800*time.Millisecond || got[i] > 1200*time.Millisecond {
 						t.Errorf("sleep %d = %v, want about 1s", i, got[i])
 					}
@@ -425,16 +428,16 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 }
 
 func TestCohereCancelDuringBackoff(t *testing.T) {
-	srv := NewFakeCohereServer(t, FakeReply{Status: 500}, FakeReply{Text: "never asked"})
-	// The real Sleep: the first backoff is at least 800ms, cancel comes at 50ms.
-	c, err := NewCohere(CohereConfig{APIKey: FakeAPIKey, BaseURL: srv.URL()})
+	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Status: 500}, llmtest.FakeReply{Text: "never asked"})
+	// The real Sleep: the first Backoff is at least 800ms, cancel comes at 50ms.
+	c, err := llm.NewCohere(llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = c.Chat(ctx, Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+	_, err = c.Chat(ctx, llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
@@ -447,16 +450,16 @@ func TestCohereCancelDuringBackoff(t *testing.T) {
 }
 
 func TestCohereCancelDuringRequest(t *testing.T) {
-	srv := NewFakeCohereServer(t, FakeReply{Delay: 10 * time.Second, Text: "late"})
+	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Delay: 10 * time.Second, Text: "late"})
 	c, _ := newTestCohere(t, srv.URL(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := c.Chat(ctx, Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+	_, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v, want context.DeadlineExceeded", err)
 	}
-	if errors.Is(err, ErrTimeout) {
+	if errors.Is(err, llm.ErrTimeout) {
 		t.Errorf("the caller's deadline must not be reported as ErrTimeout: %v", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -467,25 +470,25 @@ func TestCohereCancelDuringRequest(t *testing.T) {
 func TestCohereInvalidRequests(t *testing.T) {
 	tests := []struct {
 		name string
-		req  Request
+		req  llm.Request
 		want string
 	}{
-		{"no messages", Request{}, "no messages"},
-		{"image in system", Request{Messages: []Message{{Role: RoleSystem, Parts: []Part{{ImageURL: tinyPNG}}}}}, "only user messages may carry images"},
-		{"both text and image", Request{Messages: []Message{{Role: RoleUser, Parts: []Part{{Text: "a", ImageURL: tinyPNG}}}}}, "both text and image_url"},
-		{"tool without id", Request{Messages: []Message{{Role: RoleTool, Parts: []Part{{Text: "x"}}}}}, "no tool_call_id"},
-		{"unknown role", Request{Messages: []Message{{Role: "developer", Parts: []Part{{Text: "x"}}}}}, `unknown role "developer"`},
-		{"empty assistant", Request{Messages: []Message{{Role: RoleAssistant}}}, "no content and no tool calls"},
-		{"empty user", Request{Messages: []Message{{Role: RoleUser}}}, "no content"},
-		{"tool call without id", Request{Messages: []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "x"}}}}}, "tool call without id"},
-		{"bad parameters", Request{Messages: []Message{TextMessage(RoleUser, "x")}, Tools: []Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
+		{"no messages", llm.Request{}, "no messages"},
+		{"image in system", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Parts: []llm.Part{{ImageURL: tinyPNG}}}}}, "only user messages may carry images"},
+		{"both text and image", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: "a", ImageURL: tinyPNG}}}}}, "both text and image_url"},
+		{"tool without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleTool, Parts: []llm.Part{{Text: "x"}}}}}, "no tool_call_id"},
+		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "developer", Parts: []llm.Part{{Text: "x"}}}}}, `unknown role "developer"`},
+		{"empty assistant", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant}}}, "no content and no tool calls"},
+		{"empty user", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser}}}, "no content"},
+		{"tool call without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{Name: "x"}}}}}, "tool call without id"},
+		{"bad parameters", llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "x")}, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := NewFakeCohereServer(t)
+			srv := llmtest.NewFakeCohereServer(t)
 			c, _ := newTestCohere(t, srv.URL(), nil)
 			_, err := c.Chat(t.Context(), tt.req)
-			if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
+			if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
 			}
 			if n := len(srv.Requests()); n != 0 {
@@ -497,7 +500,7 @@ func TestCohereInvalidRequests(t *testing.T) {
 
 func TestNewCohereNeedsKey(t *testing.T) {
 	for _, key := range []string{"", "  "} {
-		if _, err := NewCohere(CohereConfig{APIKey: key}); !errors.Is(err, ErrNoAPIKey) {
+		if _, err := llm.NewCohere(llm.CohereConfig{APIKey: key}); !errors.Is(err, llm.ErrNoAPIKey) {
 			t.Errorf("NewCohere(%q) error = %v, want ErrNoAPIKey", key, err)
 		}
 	}
@@ -536,21 +539,21 @@ func TestCohereNeverLeaksKey(t *testing.T) {
 
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := CohereConfig{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
-	c, err := NewCohere(cfg)
+	cfg := llm.CohereConfig{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
+	c, err := llm.NewCohere(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var texts []string
 	for range 5 {
-		_, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
+		_, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 		if err == nil {
 			t.Fatal("want an error")
 		}
 		texts = append(texts, err.Error())
 	}
 	// An agent run logs Chat errors too.
-	_, err = RunAgent(t.Context(), c, AgentConfig{Messages: []Message{TextMessage(RoleUser, "hi")}, Logger: logger})
+	_, err = llm.RunAgent(t.Context(), c, llm.AgentConfig{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}, Logger: logger})
 	if err == nil {
 		t.Fatal("want an agent error")
 	}
@@ -581,22 +584,22 @@ func TestParseRetryAfter(t *testing.T) {
 		{time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), 0},
 	}
 	for _, tt := range tests {
-		if got := parseRetryAfter(tt.in); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		if got := llm.ParseRetryAfter(tt.in); got != tt.want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 	future := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
-	if got := parseRetryAfter(future); got < 28*time.Second || got > 30*time.Second {
-		t.Errorf("parseRetryAfter(date in 30s) = %v", got)
+	if got := llm.ParseRetryAfter(future); got < 28*time.Second || got > 30*time.Second {
+		t.Errorf("ParseRetryAfter(date in 30s) = %v", got)
 	}
 }
 
 func TestBackoff(t *testing.T) {
-	for attempt, nominal := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 6: backoffCap, 40: backoffCap} {
+	for attempt, nominal := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 6: llm.BackoffCap, 40: llm.BackoffCap} {
 		for range 50 {
-			d := backoff(attempt)
+			d := llm.Backoff(attempt)
 			if d < nominal*8/10 || d > nominal*12/10 {
-				t.Fatalf("backoff(%d) = %v, want %v ±20%%", attempt, d, nominal)
+				t.Fatalf("Backoff(%d) = %v, want %v ±20%%", attempt, d, nominal)
 			}
 		}
 	}
@@ -606,9 +609,9 @@ func TestBackoff(t *testing.T) {
 // whatever CO_API_KEY says.
 func TestCohereDoesNotReadSDKEnv(t *testing.T) {
 	t.Setenv("CO_API_KEY", "from-env")
-	srv := NewFakeCohereServer(t, FakeReply{Text: "ok"})
+	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Text: "ok"})
 	c, _ := newTestCohere(t, srv.URL(), nil)
-	if _, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}}); err != nil {
+	if _, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -619,15 +622,15 @@ func TestCohereUnusableBodies(t *testing.T) {
 		write func(w io.Writer)
 	}{
 		{"empty", func(io.Writer) {}},
-		{"too large", func(w io.Writer) { io.Copy(w, io.LimitReader(spaces{}, maxResponseBytes+10)) }},
+		{"too large", func(w io.Writer) { io.Copy(w, io.LimitReader(spaces{}, llm.MaxResponseBytes+10)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.write(w) }))
 			defer srv.Close()
 			c, _ := newTestCohere(t, srv.URL, nil)
-			_, err := c.Chat(t.Context(), Request{Messages: []Message{TextMessage(RoleUser, "hi")}})
-			if !errors.Is(err, ErrBadResponse) {
+			_, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+			if !errors.Is(err, llm.ErrBadResponse) {
 				t.Fatalf("error = %v, want ErrBadResponse", err)
 			}
 		})

@@ -17,7 +17,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 )
 
 var sessionRE = regexp.MustCompile(`Session id: (\S+)`)
@@ -31,7 +31,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fake := llm.NewFakeCohere()
+	fake := llmtest.NewFakeCohere()
 	fake.SetHandler(reply)
 	fmt.Println("http://" + ln.Addr().String())
 	os.Stdout.Sync()
@@ -40,7 +40,7 @@ func main() {
 
 // reply plays the model: on the first turn it calls the one tool that
 // writes, on the next it answers in text.
-func reply(body []byte) llm.FakeReply {
+func reply(body []byte) llmtest.FakeReply {
 	var req struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -53,10 +53,10 @@ func reply(body []byte) llm.FakeReply {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
-		return llm.FakeReply{Status: 400}
+		return llmtest.FakeReply{Status: 400}
 	}
 	if req.Messages[len(req.Messages)-1].Role == "tool" {
-		return llm.FakeReply{Text: "Done."}
+		return llmtest.FakeReply{Text: "Done."}
 	}
 	prompt := text(req.Messages[len(req.Messages)-1].Content)
 	tools := map[string]bool{}
@@ -74,27 +74,27 @@ func reply(body []byte) llm.FakeReply {
 			"description": "A benchmark card written by the instant fake model for session " + sid + ".",
 			"content":     "## Facts\n\n- The benchmark conversation mentioned a rate limit of 100 requests per second.\n",
 		})
-		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "daily_write", Arguments: args}}}
+		return llmtest.FakeReply{ToolCalls: []llmtest.FakeToolCall{{Name: "daily_write", Arguments: args}}}
 	case tools["write"] && !tools["read"]:
 		// auto_resource creating a card: write it where the prompt says,
 		// named after the file
 		m := writeRE.FindStringSubmatch(prompt)
 		if m == nil {
-			return llm.FakeReply{Text: "No target path."}
+			return llmtest.FakeReply{Text: "No target path."}
 		}
 		name := strings.TrimSuffix(m[1][strings.LastIndexByte(m[1], '/')+1:], ".md")
 		args, _ := json.Marshal(map[string]string{"path": m[1], "name": name,
 			"description": "A resource card written by the instant fake model.", "content": "## Content\n\nSummarised.\n"})
-		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "write", Arguments: args}}}
+		return llmtest.FakeReply{ToolCalls: []llmtest.FakeToolCall{{Name: "write", Arguments: args}}}
 	case tools["list_tags"]:
 		path := ""
 		if m := pathRE.FindStringSubmatch(prompt); m != nil {
 			path = m[1]
 		}
 		args, _ := json.Marshal(map[string]any{"path": path, "metadata": map[string]any{"memory_tags": []string{"bench", "rate-limit"}}})
-		return llm.FakeReply{ToolCalls: []llm.FakeToolCall{{Name: "frontmatter_update", Arguments: args}}}
+		return llmtest.FakeReply{ToolCalls: []llmtest.FakeToolCall{{Name: "frontmatter_update", Arguments: args}}}
 	}
-	return llm.FakeReply{Text: "Nothing to do."}
+	return llmtest.FakeReply{Text: "Nothing to do."}
 }
 
 // text decodes a message content: a string or a list of text blocks.

@@ -1,4 +1,4 @@
-package llm
+package llmtest
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reme-dev/reme/jobs/llm"
 )
 
 // ErrScriptExhausted is returned by Scripted when a request arrives after
@@ -30,34 +32,34 @@ const FakeAPIKey = "fake-cohere-key-0123456789"
 // order, or with Func when that is set, and records every request.
 type Scripted struct {
 	// Responses are returned in order; set them before the first Chat.
-	Responses []*Response
+	Responses []*llm.Response
 	// Func, when set, answers every request instead of Responses.
-	Func func(Request) (*Response, error)
+	Func func(llm.Request) (*llm.Response, error)
 
 	mu       sync.Mutex
 	next     int
-	requests []Request
+	requests []llm.Request
 }
 
-var _ Client = (*Scripted)(nil)
+var _ llm.Client = (*Scripted)(nil)
 
 // NewScripted returns a Scripted client that answers with responses in order.
-func NewScripted(responses ...*Response) *Scripted {
+func NewScripted(responses ...*llm.Response) *Scripted {
 	return &Scripted{Responses: responses}
 }
 
 // TextReply is a Response with one text part and no tool calls.
-func TextReply(text string) *Response {
-	return &Response{Message: TextMessage(RoleAssistant, text), FinishReason: "COMPLETE"}
+func TextReply(text string) *llm.Response {
+	return &llm.Response{Message: llm.TextMessage(llm.RoleAssistant, text), FinishReason: "COMPLETE"}
 }
 
 // ToolCallReply is a Response that calls the given tools.
-func ToolCallReply(calls ...ToolCall) *Response {
-	return &Response{Message: Message{Role: RoleAssistant, ToolCalls: calls}, FinishReason: "TOOL_CALL"}
+func ToolCallReply(calls ...llm.ToolCall) *llm.Response {
+	return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: calls}, FinishReason: "TOOL_CALL"}
 }
 
 // Chat records req and returns the next scripted reply.
-func (s *Scripted) Chat(ctx context.Context, req Request) (*Response, error) {
+func (s *Scripted) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func (s *Scripted) Chat(ctx context.Context, req Request) (*Response, error) {
 	s.requests = append(s.requests, req)
 	n := len(s.requests)
 	fn := s.Func
-	var resp *Response
+	var resp *llm.Response
 	if fn == nil && s.next < len(s.Responses) {
 		resp = s.Responses[s.next]
 		s.next++
@@ -87,7 +89,7 @@ func (s *Scripted) Chat(ctx context.Context, req Request) (*Response, error) {
 }
 
 // Requests returns every request received so far.
-func (s *Scripted) Requests() []Request {
+func (s *Scripted) Requests() []llm.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.requests)

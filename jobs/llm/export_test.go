@@ -1,0 +1,10 @@
+package llm
+
+// Internals that the external tests (package llm_test) check.
+var (
+	RetryAfterCap          = retryAfterCap
+	ParseRetryAfter        = parseRetryAfter
+	BackoffCap             = backoffCap
+	Backoff                = backoff
+	MaxResponseBytes int64 = maxResponseBytes
+)
