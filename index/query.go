@@ -8,16 +8,6 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// isCJK reports characters that are indexed one per token: Han, kana and
-// Hangul, which are written without spaces between words.
-func isCJK(r rune) bool {
-	if r < 0x1100 {
-		return false
-	}
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
-}
-
 // ftsText prepares text for the FTS5 columns: every CJK character becomes
 // its own token by surrounding it with spaces. Where CJK text is broken by
 // punctuation or space, a boundary token goes in, so that a two-character
@@ -39,7 +29,7 @@ func ftsText(s string) string {
 	afterCJK := false // the last token written was a CJK character
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case store.IsCJK(r):
 			b.WriteByte(' ')
 			b.WriteRune(r)
 			b.WriteByte(' ')
@@ -199,7 +189,7 @@ func tokens(s string) []string {
 	}
 	for i, r := range s {
 		switch {
-		case isCJK(r):
+		case store.IsCJK(r):
 			flush(i)
 			out = append(out, string(r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
@@ -239,7 +229,7 @@ func wordTerms(w string) (terms, stops []Term) {
 	}
 	cur, curCJK := strings.Builder{}, false
 	for _, r := range w {
-		c := isCJK(r)
+		c := store.IsCJK(r)
 		if cur.Len() > 0 && c != curCJK {
 			runs = append(runs, struct {
 				text string
@@ -340,7 +330,7 @@ func (q Query) Highlights() []string {
 		if len(t.Tokens) == 0 {
 			continue
 		}
-		if isCJK(firstRune(t.Tokens[0])) {
+		if store.IsCJK(firstRune(t.Tokens[0])) {
 			out = append(out, strings.Join(t.Tokens, ""))
 		} else {
 			out = append(out, strings.Join(t.Tokens, " "), t.Tokens[0])

@@ -65,7 +65,7 @@ func TestCJKCompleteRecall(t *testing.T) {
 	for _, text := range texts {
 		rs := []rune(text)
 		for i := 0; i+1 < len(rs); i++ {
-			if isCJK(rs[i]) && isCJK(rs[i+1]) {
+			if store.IsCJK(rs[i]) && store.IsCJK(rs[i+1]) {
 				bigrams[string(rs[i:i+2])] = true
 			}
 		}

@@ -351,11 +351,7 @@ func extractiveResource(scope *cardScope, job resourceJob, text string, update b
 	}
 	excerpt := text
 	if len(excerpt) > 1500 {
-		excerpt = excerpt[:1500]
-		for len(excerpt) > 0 && !isRuneStartByte(excerpt[len(excerpt)-1]) {
-			excerpt = excerpt[:len(excerpt)-1]
-		}
-		excerpt += "…"
+		excerpt = store.TruncateBytes(excerpt, 1500) + "…"
 	}
 	var b strings.Builder
 	if len(outline) > 0 {
@@ -384,10 +380,7 @@ func firstLine(text string) string {
 	for _, l := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#>-*"))
 		if t != "" {
-			if r := []rune(t); len(r) > 200 {
-				t = string(r[:200]) + "…"
-			}
-			return t
+			return store.TruncateRunes(t, 200, "…")
 		}
 	}
 	return ""
@@ -492,16 +485,9 @@ func decodeJSONReply(reply string, v any) error {
 		s = s[i : j+1]
 	}
 	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("%v (reply starts %q)", err, truncate(reply, 80))
+		return fmt.Errorf("%v (reply starts %q)", err, store.TruncateRunes(reply, 80, "…"))
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 // checkCaptionCard verifies a caption card's shape: an embed of the image

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/reme-dev/reme/store"
 )
@@ -502,7 +501,7 @@ func claudeToolInput(in json.RawMessage) string {
 	if len(in) == 0 || json.Compact(&buf, in) != nil {
 		return ""
 	}
-	return claudeTruncate(buf.String(), claudeExcerpt)
+	return store.TruncateRunes(buf.String(), claudeExcerpt, "…")
 }
 
 // claudeResultText is the text of a tool result's content: a string, or a
@@ -534,23 +533,7 @@ func claudeResultText(c json.RawMessage) string {
 
 // claudeExcerptOf puts s on one line and keeps its first 200 characters.
 func claudeExcerptOf(s string) string {
-	return claudeTruncate(claudeOneLine(s), claudeExcerpt)
+	return store.TruncateRunes(claudeOneLine(s), claudeExcerpt, "…")
 }
 
 func claudeOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// claudeTruncate keeps the first n characters (runes) of s, marking a cut
-// with an ellipsis.
-func claudeTruncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k] + "…"
-		}
-		i++
-	}
-	return s
-}

@@ -298,7 +298,7 @@ func extNoteText(raw string) string {
 // extJoin joins two sentences, without a space after CJK text.
 func extJoin(a, b string) string {
 	last, _ := utf8.DecodeLastRuneInString(a)
-	if extIsCJK(last) || extIsCJKPunct(last) {
+	if store.IsCJK(last) || extIsCJKPunct(last) {
 		return a + b
 	}
 	return a + " " + b
@@ -382,7 +382,7 @@ func extMostlyCJK(texts []string) bool {
 	for _, t := range texts {
 		for _, r := range t {
 			switch {
-			case extIsCJK(r):
+			case store.IsCJK(r):
 				cjk++
 			case unicode.IsLetter(r):
 				latin++
@@ -427,7 +427,7 @@ func extTermsName(texts []string) string {
 		return ""
 	}
 	sort.SliceStable(terms, func(i, j int) bool { return terms[i].count > terms[j].count })
-	name := extTruncRunes(terms[0].form, extMaxName)
+	name := store.TruncateRunes(terms[0].form, extMaxName, "")
 	for i := 1; i < len(terms) && i < extMaxNameTerms; i++ {
 		if i >= 2 && 2*terms[i].count < terms[0].count {
 			break
@@ -445,7 +445,7 @@ func extTermsName(texts []string) string {
 // characters.
 func extWords(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r)) || extIsCJK(r)
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r)) || store.IsCJK(r)
 	})
 }
 
@@ -456,7 +456,7 @@ func extWords(s string) []string {
 // particles (一下/吧/了) trimmed.
 func extCJKName(texts []string) string {
 	for _, t := range texts {
-		if strings.IndexFunc(t, extIsCJK) >= 0 {
+		if strings.IndexFunc(t, store.IsCJK) >= 0 {
 			return extCJKLead(t)
 		}
 	}
@@ -471,9 +471,9 @@ func extCJKLead(s string) string {
 	for i := 0; i < len(rs) && han < extMaxCJKName; {
 		r := rs[i]
 		switch {
-		case extIsCJK(r):
+		case store.IsCJK(r):
 			j := i
-			for j < len(rs) && extIsCJK(rs[j]) {
+			for j < len(rs) && store.IsCJK(rs[j]) {
 				j++
 			}
 			run := rs[i:j]
@@ -492,7 +492,7 @@ func extCJKLead(s string) string {
 			}
 		case unicode.IsLetter(r):
 			j := i
-			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])) && !extIsCJK(rs[j]) {
+			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])) && !store.IsCJK(rs[j]) {
 				j++
 			}
 			if w := strings.ToLower(string(rs[i:j])); utf8.RuneCountInString(w) >= 2 && !extStopWords[w] {
@@ -583,12 +583,4 @@ func extTrimParticles(s string) string {
 func extByLength(words []string) []string {
 	sort.SliceStable(words, func(i, j int) bool { return len(words[i]) > len(words[j]) })
 	return words
-}
-
-// extTruncRunes keeps at most n runes.
-func extTruncRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // Text helpers of the extractive distiller: small talk, stop words,
@@ -14,7 +16,7 @@ import (
 
 // extSmallTalkWords are the words a message may consist of and still be
 // small talk ("Hi there!", "ok thanks", "Sure, happy to help.").
-var extSmallTalkWords = extSet(`hi hello hey hiya howdy yo greetings thanks thank thx ty tysm you
+var extSmallTalkWords = store.WordSet(`hi hello hey hiya howdy yo greetings thanks thank thx ty tysm you
 	ok okay k kk cool great good nice perfect awesome fine excellent wonderful lovely bye goodbye cya cheers
 	yes yeah yep yup ya no nope nah sure alright right got it morning afternoon evening night day see later
 	welcome you're youre much very a lot so np sounds lol haha hahaha hmm um uh oh ah wow there all everyone
@@ -32,7 +34,7 @@ var extCJKSmallTalk = extByLength(strings.Fields(`你好 您好 哈喽 嗨 谢�
 
 // extStopWords are left out of salient terms: common English function
 // words, conversational fillers, contraction stems and URL parts.
-var extStopWords = extSet(`a about above after again against all also am an and any are as at be because been
+var extStopWords = store.WordSet(`a about above after again against all also am an and any are as at be because been
 	before being below between both but by can cannot could did do does doing down during each few for from
 	further had has have having he her here hers herself him himself his how i if in into is it its itself me
 	more most my myself no nor not of off on once only or other ought our ours ourselves out over own same she
@@ -50,14 +52,6 @@ var extStopWords = extSet(`a about above after again against all also am an and 
 	although unless whether yet either neither instead
 	http https www com org net html`)
 
-func extSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
-}
-
 // extIsSmallTalk reports whether a message is only greetings, thanks and
 // acknowledgements (in English or CJK); a message without any letter or
 // digit (an emoji, "...") is small talk too.
@@ -66,9 +60,9 @@ func extIsSmallTalk(s string) bool {
 	for i := 0; i < len(rs); {
 		r := rs[i]
 		switch {
-		case extIsCJK(r):
+		case store.IsCJK(r):
 			j := i
-			for j < len(rs) && extIsCJK(rs[j]) {
+			for j < len(rs) && store.IsCJK(rs[j]) {
 				j++
 			}
 			if !extAllPhrases(string(rs[i:j]), extCJKSmallTalk) {
@@ -77,7 +71,7 @@ func extIsSmallTalk(s string) bool {
 			i = j
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			j := i
-			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || rs[j] == '\'' || rs[j] == '’') && !extIsCJK(rs[j]) {
+			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || rs[j] == '\'' || rs[j] == '’') && !store.IsCJK(rs[j]) {
 				j++
 			}
 			w := strings.Trim(strings.ReplaceAll(strings.ToLower(string(rs[i:j])), "’", "'"), "'")
@@ -108,12 +102,6 @@ func extAllPhrases(s string, phrases []string) bool {
 		}
 	}
 	return true
-}
-
-// extIsCJK reports Han, kana and Hangul letters.
-func extIsCJK(r rune) bool {
-	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 
 // extIsCJKPunct reports CJK and full-width punctuation (，。！？、：；「」…).
@@ -212,7 +200,7 @@ func extCutWords(s string, max int) string {
 	limit := max - 1 // room for "…"
 	cut := limit
 	for i := limit; i > limit/2 && i > 0; i-- { // cut before r[i]
-		if unicode.IsSpace(r[i]) || extIsCJK(r[i]) || extIsCJK(r[i-1]) || extIsCJKPunct(r[i-1]) {
+		if unicode.IsSpace(r[i]) || store.IsCJK(r[i]) || store.IsCJK(r[i-1]) || extIsCJKPunct(r[i-1]) {
 			cut = i
 			break
 		}

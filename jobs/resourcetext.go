@@ -33,16 +33,10 @@ func resourceText(rel string, raw []byte) (text string, cut bool) {
 		text = htmlText(text)
 	}
 	if len(text) > maxPromptContentBytes {
-		end := maxPromptContentBytes
-		for end > 0 && !isRuneStartByte(text[end]) {
-			end--
-		}
-		return text[:end], true
+		return store.TruncateBytes(text, maxPromptContentBytes), true
 	}
 	return text, false
 }
-
-func isRuneStartByte(b byte) bool { return b&0xC0 != 0x80 }
 
 // skippedHTML are elements whose text a reader never sees.
 var skippedHTML = map[string]bool{"script": true, "style": true, "noscript": true, "template": true, "svg": true}

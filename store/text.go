@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
@@ -59,4 +61,55 @@ func EncodeText(s string, enc Encoding) ([]byte, error) {
 		return out, nil
 	}
 	return []byte(s), nil
+}
+
+// IsCJK reports Han, kana and Hangul letters: scripts written without
+// spaces between words.
+func IsCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// WordSet makes a set of the space-separated words of s.
+func WordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// TruncateRunes keeps the first n characters of s; when something was cut,
+// mark (such as "…") is appended.
+func TruncateRunes(s string, n int, mark string) string {
+	if n < 0 {
+		n = 0
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + mark
+		}
+		i++
+	}
+	return s
+}
+
+// TruncateBytes keeps the longest prefix of s of at most n bytes that does
+// not split a character.
+func TruncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	end := n
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end]
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
 )
@@ -64,6 +65,50 @@ func TestEncodingString(t *testing.T) {
 	for enc, want := range map[Encoding]string{UTF8: "utf-8", UTF8BOM: "utf-8-sig", GBK: "gbk"} {
 		if enc.String() != want {
 			t.Errorf("%d.String() = %q, want %q", enc, enc.String(), want)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		s          string
+		n          int
+		runes      string // TruncateRunes(s, n, "…")
+		bytePrefix string // TruncateBytes(s, n)
+	}{
+		{"hello", 10, "hello", "hello"},
+		{"hello", 5, "hello", "hello"},
+		{"hello", 3, "hel…", "hel"},
+		{"中文笔记", 2, "中文…", ""},
+		{"中文笔记", 4, "中文笔记", "中"},
+		{"中文笔记", 7, "中文笔记", "中文"},
+		{"a中", 2, "a中", "a"},
+		{"abc", 0, "…", ""},
+		{"", 3, "", ""},
+	}
+	for _, tt := range tests {
+		if got := TruncateRunes(tt.s, tt.n, "…"); got != tt.runes {
+			t.Errorf("TruncateRunes(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.runes)
+		}
+		got := TruncateBytes(tt.s, tt.n)
+		if got != tt.bytePrefix {
+			t.Errorf("TruncateBytes(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.bytePrefix)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("TruncateBytes(%q, %d) split a character", tt.s, tt.n)
+		}
+	}
+}
+
+func TestIsCJK(t *testing.T) {
+	for _, r := range "中文かなカナ한글" {
+		if !IsCJK(r) {
+			t.Errorf("IsCJK(%q) = false", r)
+		}
+	}
+	for _, r := range "aZ9，。 é" {
+		if IsCJK(r) {
+			t.Errorf("IsCJK(%q) = true", r)
 		}
 	}
 }
