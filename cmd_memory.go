@@ -11,12 +11,10 @@ import (
 
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/jobs/claudecode"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
-
-// maxMessagesBytes bounds what is read for messages (stdin or @file).
-const maxMessagesBytes = 64 << 20
 
 type autoMemoryCmd struct {
 	SessionID  string `name:"session-id" help:"Conversation id (a file name: no / or ..)." placeholder:"ID"`
@@ -24,7 +22,7 @@ type autoMemoryCmd struct {
 	Date       string `help:"Day of the card (default: the latest message day, else today)." placeholder:"YYYY-MM-DD"`
 	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh (default: config language)."`
-	Fallback   string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback   string `enum:",extractive,none" default:"" help:"With extractive, a model failure writes an extractive card (distiller: extractive) instead of failing (default none)."`
 	// IncludeImages overrides the configured default (auto_memory.include_images).
 	IncludeImages *bool `name:"include-images" negatable:"" help:"Save the conversation's images under session/images/ and show them to the model (default: config auto_memory.include_images, false)."`
 }
@@ -40,15 +38,15 @@ timeCreated, created_time, also inside "metadata").`
 }
 
 func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
-	raw, err := readArgOrInput(c.Messages, app.Stdin)
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	raw, err := readArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
 	if err != nil {
 		return err
 	}
 	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
-	cfg, err := app.Config()
 	if err != nil {
 		return err
 	}
@@ -59,39 +57,40 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
 		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
+		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }
 
 // readArgOrInput resolves a value given inline, as @FILE, or as - (stdin).
 // Long conversations do not fit in one argument (Linux allows 128 KiB).
-func readArgOrInput(v string, stdin io.Reader) ([]byte, error) {
+func readArgOrInput(v string, stdin io.Reader, limit int64) ([]byte, error) {
 	switch {
 	case v == "":
 		return nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
 	case v == "-":
-		return readLimited(stdin, "stdin")
+		return readLimited(stdin, "stdin", limit)
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
 			return nil, fmt.Errorf("messages: %w", err)
 		}
 		defer f.Close()
-		return readLimited(f, v[1:])
+		return readLimited(f, v[1:], limit)
 	}
 	return []byte(v), nil
 }
 
-func readLimited(r io.Reader, name string) ([]byte, error) {
+func readLimited(r io.Reader, name string, limit int64) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("messages: nothing on %s", name)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxMessagesBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read messages from %s: %w", name, err)
 	}
-	if len(b) > maxMessagesBytes {
-		return nil, fmt.Errorf("messages from %s are larger than %d MiB", name, maxMessagesBytes>>20)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("messages from %s are larger than %.1f MiB (auto_memory.max_messages_bytes)", name, float64(limit)/(1<<20))
 	}
 	return b, nil
 }
@@ -222,7 +221,7 @@ type autoMemoryCCCmd struct {
 	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
-	Fallback       string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
 }
 
 func (autoMemoryCCCmd) Help() string {
@@ -236,7 +235,7 @@ summaries, thinking and injected reminders are dropped.`
 func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	sid, transcript := c.SessionID, c.TranscriptPath
 	if sid == "" {
-		in, err := jobs.ParseClaudeHookInput(app.Stdin)
+		in, err := claudecode.ParseHookInput(app.Stdin)
 		if err != nil {
 			return app.reportMemory(nil, err)
 		}
@@ -250,7 +249,7 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	}
 	if transcript == "" {
 		home, _ := os.UserHomeDir()
-		p, err := jobs.FindClaudeTranscript(sid, app.Getenv, home)
+		p, err := claudecode.FindTranscript(sid, app.Getenv, home)
 		if err != nil {
 			return err
 		}
@@ -260,9 +259,14 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
 	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
 		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback,
+		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }
