@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -423,10 +424,40 @@ func TestPromptsRenderInBothLanguages(t *testing.T) {
 			golden := filepath.Join("testdata", "prompts", "auto_memory."+lang+"."+part+".txt")
 			checkGolden(t, golden, out)
 		}
+		for _, part := range []string{"system", "create", "update"} {
+			data := map[string]any{"Resource": "resource/2026-06-20/q3.md", "Today": "2026-06-20", "NotePath": "daily/2026-06-20/q3.md", "Content": "# Q3", "Cut": true, "Link": "[[resource/2026-06-20/q3.md]]"}
+			out, err := renderPrompt("auto_resource", lang, part, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "prompts", "auto_resource."+lang+"."+part+".txt"), out)
+		}
 		out, err := renderPrompt("auto_tag", lang, "user", map[string]any{"Path": "daily/2026-06-20/x.md", "Existing": "auth (3)"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkGolden(t, filepath.Join("testdata", "prompts", "auto_tag."+lang+".user.txt"), out)
+	}
+}
+
+// TestPromptLanguagesNameTheSameTools keeps the English and Chinese prompt
+// sets in step: every tool one names, the other names too.
+func TestPromptLanguagesNameTheSameTools(t *testing.T) {
+	toolRe := regexp.MustCompile(`\b(read|edit|write|daily_write|frontmatter_update|skip|list_tags)\(`)
+	for _, f := range []string{"auto_memory", "auto_resource", "auto_tag", "describe_images", "image_caption"} {
+		names := map[string]map[string]bool{}
+		for _, lang := range []string{"en", "zh"} {
+			b, err := promptFiles.ReadFile("prompts/" + f + "." + lang + ".tmpl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			names[lang] = map[string]bool{}
+			for _, m := range toolRe.FindAllStringSubmatch(string(b), -1) {
+				names[lang][m[1]] = true
+			}
+		}
+		if !cmp.Equal(names["en"], names["zh"]) {
+			t.Errorf("%s: en names %v, zh names %v", f, names["en"], names["zh"])
+		}
 	}
 }

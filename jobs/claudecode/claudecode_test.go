@@ -952,3 +952,65 @@ func claudeReadFixtureF(f *testing.F) []byte {
 		dir = parent
 	}
 }
+
+// TestCopyTranscriptBounds: a transcript that is not a regular file
+// (/dev/zero grows without end) or that is larger than the limit is
+// refused with a clear error before the copy changes; the copy is read
+// line by line and not held whole.
+func TestCopyTranscriptBounds(t *testing.T) {
+	ws := claudeNewWorkspace(t)
+	sid := "bounds-1"
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := CopyTranscript(ws, sid, "/dev/zero", 0)
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+			t.Fatalf("/dev/zero: %v", err)
+		}
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	big := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", strings.Repeat("x", 4096)) + "\n"
+	if err := os.WriteFile(tr, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CopyTranscript(ws, sid, tr, 1024)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "auto_memory.max_transcript_bytes") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if ws.Exists(CopyPath(sid)) {
+		t.Error("the copy was written for a refused transcript")
+	}
+	if res, err := CopyTranscript(ws, sid, tr, 1<<20); err != nil || res.New != 1 {
+		t.Fatalf("within the limit: %+v %v", res, err)
+	}
+}
+
+// TestCopyTranscriptRepairsTornTail: a copy whose last line a crash cut is
+// repaired by the next call (the entry is copied again from the
+// transcript) instead of blocking the session.
+func TestCopyTranscriptRepairsTornTail(t *testing.T) {
+	ws := claudeNewWorkspace(t)
+	sid := "torn-1"
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	l1 := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", "first")
+	l2 := claudeEntryLine("u2", "u1", "2026-06-20T10:01:00Z", "second")
+	if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n"+l2[:len(l2)/2])); err != nil {
+		t.Fatal(err)
+	}
+	res, err := CopyTranscript(ws, sid, tr, 0)
+	if err != nil || !res.TornTail || res.New != 1 || len(res.Entries) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, _ := os.ReadFile(ws.Abs(CopyPath(sid)))
+	if string(b) != l1+"\n"+l2+"\n" {
+		t.Errorf("copy:\n%s", b)
+	}
+	// a damaged line in the middle is still an error: it is not ours to drop
+	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n{broken\n"+l2+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CopyTranscript(ws, sid, tr, 0); err == nil || !strings.Contains(err.Error(), "line 2 is not a JSON object") {
+		t.Fatalf("damaged middle: %v", err)
+	}
+}
