@@ -42,10 +42,11 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	raw, err := readArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
+	msgs, closeMsgs, err := openArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
 	if err != nil {
 		return err
 	}
+	defer closeMsgs()
 	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
@@ -55,44 +56,59 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 		include = *c.IncludeImages
 	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
-		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
+		SessionID: c.SessionID, MessagesReader: msgs, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
 		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }
 
-// readArgOrInput resolves a value given inline, as @FILE, or as - (stdin).
-// Long conversations do not fit in one argument (Linux allows 128 KiB).
-func readArgOrInput(v string, stdin io.Reader, limit int64) ([]byte, error) {
+// openArgOrInput resolves a value given inline, as @FILE, or as - (stdin),
+// as a reader that fails with a clear error past limit bytes, so that a
+// long conversation is streamed, not read whole first. Long conversations
+// do not fit in one argument (Linux allows 128 KiB).
+func openArgOrInput(v string, stdin io.Reader, limit int64) (io.Reader, func(), error) {
 	switch {
 	case v == "":
-		return nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
+		return nil, nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
 	case v == "-":
-		return readLimited(stdin, "stdin", limit)
+		if stdin == nil {
+			return nil, nil, fmt.Errorf("messages: nothing on stdin")
+		}
+		return &cappedReader{r: stdin, left: limit, limit: limit, name: "stdin"}, func() {}, nil
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
-			return nil, fmt.Errorf("messages: %w", err)
+			return nil, nil, fmt.Errorf("messages: %w", err)
 		}
-		defer f.Close()
-		return readLimited(f, v[1:], limit)
+		return &cappedReader{r: f, left: limit, limit: limit, name: v[1:]}, func() { f.Close() }, nil
 	}
-	return []byte(v), nil
+	return strings.NewReader(v), func() {}, nil
 }
 
-func readLimited(r io.Reader, name string, limit int64) ([]byte, error) {
-	if r == nil {
-		return nil, fmt.Errorf("messages: nothing on %s", name)
+// cappedReader reads at most limit bytes and then fails, naming the
+// setting that raises the limit.
+type cappedReader struct {
+	r           io.Reader
+	left, limit int64
+	name        string
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// one byte more tells a file of exactly limit bytes from a larger one
+		var one [1]byte
+		if n, _ := c.r.Read(one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, fmt.Errorf("messages from %s are larger than %d bytes (auto_memory.max_messages_bytes)", c.name, c.limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read messages from %s: %w", name, err)
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("messages from %s are larger than %.1f MiB (auto_memory.max_messages_bytes)", name, float64(limit)/(1<<20))
-	}
-	return b, nil
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // reportMemory prints an auto_memory result: JSON, or one summary line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -28,11 +29,14 @@ const DefaultSessionWait = 10 * time.Minute
 
 // AutoMemoryRequest is one auto_memory call.
 type AutoMemoryRequest struct {
-	SessionID  string
-	Messages   []byte // JSON list of messages
-	Date       string // strict YYYY-MM-DD, or empty
-	MemoryHint string
-	Language   string // en or zh; empty uses Env.Language
+	SessionID string
+	Messages  []byte // JSON list of messages
+	// MessagesReader, when Messages is nil, is read for the list instead,
+	// one message at a time (a long conversation is not held twice).
+	MessagesReader io.Reader
+	Date           string // strict YYYY-MM-DD, or empty
+	MemoryHint     string
+	Language       string // en or zh; empty uses Env.Language
 	// Fallback is FallbackExtractive (a model failure writes an extractive
 	// card) or FallbackNone (it fails the call); empty means none.
 	Fallback string
@@ -100,9 +104,18 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
 	}
-	msgs, err := store.ParseMessages(req.Messages, env.now().In(env.loc()))
-	if err != nil {
+	var msgs []store.Message
+	var err error
+	if req.Messages == nil && req.MessagesReader != nil {
+		msgs, err = store.ReadMessages(req.MessagesReader, env.now().In(env.loc()))
+	} else {
+		msgs, err = store.ParseMessages(req.Messages, env.now().In(env.loc()))
+	}
+	if errors.Is(err, store.ErrMessages) {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var imgs []convImage
 	if req.IncludeImages {

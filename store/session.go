@@ -123,13 +123,16 @@ func ReadMessages(r io.Reader, now time.Time) ([]Message, error) {
 	dec := json.NewDecoder(r)
 	syntax := func(err error) error {
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
 			return fmt.Errorf("%w: not valid JSON (at byte %d): %v", ErrMessages, syn.Offset, err)
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		case errors.Is(err, io.ErrUnexpectedEOF):
 			return fmt.Errorf("%w: not valid JSON (cut off at byte %d)", ErrMessages, dec.InputOffset())
+		case errors.As(err, &typ):
+			return fmt.Errorf("%w: %v", ErrMessages, err)
 		}
-		return fmt.Errorf("%w: %v", ErrMessages, err)
+		return fmt.Errorf("read messages: %w", err) // the reader's own error, such as a size limit
 	}
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {

@@ -209,8 +209,8 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 		return nil, fmt.Errorf("%w: claude code transcript %s is not a regular file", store.ErrInput, transcriptPath)
 	}
 	if fi.Size() > maxBytes {
-		return nil, fmt.Errorf("%w: claude code transcript %s is %s, more than the %s limit (auto_memory.max_transcript_bytes)",
-			ErrTooLarge, transcriptPath, mib(fi.Size()), mib(maxBytes))
+		return nil, fmt.Errorf("%w: claude code transcript %s is %d bytes, more than the limit of %d (auto_memory.max_transcript_bytes)",
+			ErrTooLarge, transcriptPath, fi.Size(), maxBytes)
 	}
 	res := &Copy{Path: rel}
 	seen := map[string]bool{}
@@ -222,7 +222,7 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	// The limit also holds for a transcript that grows while it is read.
 	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, _ bool) error {
 		if int64(add.Len()) > maxBytes {
-			return fmt.Errorf("%w: claude code transcript %s grew past the %s limit while it was read", ErrTooLarge, transcriptPath, mib(maxBytes))
+			return fmt.Errorf("%w: claude code transcript %s grew past the limit of %d bytes while it was read (auto_memory.max_transcript_bytes)", ErrTooLarge, transcriptPath, maxBytes)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil
@@ -269,8 +269,6 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 
 // ErrTooLarge is returned for a transcript above the size limit.
 var ErrTooLarge = errors.New("too large")
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // readCopy reads the workspace copy line by line into res and seen. It
 // returns the length of the file up to its last complete entry (a torn
