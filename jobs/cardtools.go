@@ -51,17 +51,28 @@ func decode[T any](args json.RawMessage) (T, error) {
 	return v, nil
 }
 
+// pathArg is the path argument every card tool takes.
+type pathArg struct{ Path string }
+
+func (p pathArg) path() string { return p.Path }
+
+// cardArgs decodes a tool's arguments and checks that their path is the card.
+func cardArgs[T interface{ path() string }](c *Card, args json.RawMessage) (T, error) {
+	a, err := decode[T](args)
+	if err != nil {
+		return a, err
+	}
+	_, err = c.resolve(a.path())
+	return a, err
+}
+
 // ReadTool returns the card's full text.
 func (c *Card) ReadTool() llm.AgentTool {
 	return llm.AgentTool{
 		Tool: llm.Tool{Name: "read", Description: "Read the card (frontmatter and body).",
 			Parameters: schema(`{"type":"object","properties":{"path":{"type":"string","description":"workspace path of the card"}},"required":["path"],"additionalProperties":false}`)},
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			a, err := decode[struct{ Path string }](args)
-			if err != nil {
-				return "", err
-			}
-			if _, err := c.resolve(a.Path); err != nil {
+			if _, err := cardArgs[pathArg](c, args); err != nil {
 				return "", err
 			}
 			res, err := c.env.WS.Read(c.path, 0, 0)
@@ -82,11 +93,11 @@ func (c *Card) EditTool() llm.AgentTool {
 		Tool: llm.Tool{Name: "edit", Description: "Replace every occurrence of `old` in the card body with `new`. The frontmatter is not searched.",
 			Parameters: schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace"},"new":{"type":"string","description":"replacement (empty deletes)"}},"required":["path","old"],"additionalProperties":false}`)},
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			a, err := decode[struct{ Path, Old, New string }](args)
+			a, err := cardArgs[struct {
+				pathArg
+				Old, New string
+			}](c, args)
 			if err != nil {
-				return "", err
-			}
-			if _, err := c.resolve(a.Path); err != nil {
 				return "", err
 			}
 			if a.Old == "" {
@@ -114,14 +125,11 @@ func (c *Card) FrontmatterTool(desc string) llm.AgentTool {
 		Tool: llm.Tool{Name: "frontmatter_update", Description: desc,
 			Parameters: schema(`{"type":"object","properties":{"path":{"type":"string"},"metadata":{"type":"object","description":"keys to set; null removes a key"}},"required":["path","metadata"],"additionalProperties":false}`)},
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			a, err := decode[struct {
-				Path     string
+			a, err := cardArgs[struct {
+				pathArg
 				Metadata map[string]any
-			}](args)
+			}](c, args)
 			if err != nil {
-				return "", err
-			}
-			if _, err := c.resolve(a.Path); err != nil {
 				return "", err
 			}
 			if len(a.Metadata) == 0 {
@@ -148,14 +156,12 @@ func (c *Card) WriteTool() llm.AgentTool {
 		Tool: llm.Tool{Name: "write", Description: "Write the whole card: frontmatter name and description, and the markdown body. Other frontmatter keys are kept; keys the system maintains are set by the system.",
 			Parameters: schema(`{"type":"object","properties":{"path":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"content":{"type":"string","description":"the markdown body"},"metadata":{"type":"object","description":"extra frontmatter keys"}},"required":["path","content"],"additionalProperties":false}`)},
 		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			a, err := decode[struct {
-				Path, Name, Description, Content string
-				Metadata                         map[string]any
-			}](args)
-			if err != nil {
-				return "", err
-			}
-			if _, err := c.resolve(a.Path); err != nil && !(errors.Is(err, errNoCardYet) && c.spec.Announced != "") {
+			a, err := cardArgs[struct {
+				pathArg
+				Name, Description, Content string
+				Metadata                   map[string]any
+			}](c, args)
+			if err != nil && !(errors.Is(err, errNoCardYet) && c.spec.Announced != "") {
 				return "", err
 			}
 			return c.Write(ctx, a.Name, a.Description, a.Content, a.Metadata)

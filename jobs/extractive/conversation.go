@@ -471,10 +471,7 @@ func extCJKLead(s string) string {
 		r := rs[i]
 		switch {
 		case store.IsCJK(r):
-			j := i
-			for j < len(rs) && store.IsCJK(rs[j]) {
-				j++
-			}
+			j := extCJKRunEnd(rs, i)
 			run := rs[i:j]
 			if room := extMaxCJKName - han; len(run) > room {
 				run = extCutCJKRun(run, room)
