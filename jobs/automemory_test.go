@@ -42,37 +42,42 @@ func (f *fakeIndex) Tags(context.Context, int) ([]TagCount, error) { return f.ta
 
 func (f *fakeIndex) Sync(context.Context) error { return nil }
 
-// Sources scans the daily cards, as the index would answer.
-func (f *fakeIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
-		}
-		rel, _ := filepath.Rel(f.ws.Root, p)
-		if n, err := f.ws.ReadNote(filepath.ToSlash(rel)); err == nil && n.FM.String(key) != "" {
-			out[n.FM.String(key)] = filepath.ToSlash(rel)
-		}
-		return nil
-	})
-	return out, err
+// notes lists the markdown notes under daily/ and digest/, as the index
+// holds them.
+func (f *fakeIndex) notes() []string {
+	var out []string
+	for _, root := range []string{"daily", "digest"} {
+		filepath.WalkDir(f.ws.Abs(root), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+				rel, _ := filepath.Rel(f.ws.Root, p)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+	}
+	return out
 }
 
-// NotesWith scans the daily cards, as the index would answer.
+// Sources scans the notes, as the index would answer.
+func (f *fakeIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, rel := range f.notes() {
+		if n, err := f.ws.ReadNote(rel); err == nil && n.FM.String(key) != "" {
+			out[n.FM.String(key)] = rel
+		}
+	}
+	return out, nil
+}
+
+// NotesWith scans the notes, as the index would answer.
 func (f *fakeIndex) NotesWith(_ context.Context, key, value string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
+	for _, rel := range f.notes() {
+		if n, err := f.ws.ReadNote(rel); err == nil && n.FM.String(key) == value {
+			out = append(out, rel)
 		}
-		rel, _ := filepath.Rel(f.ws.Root, p)
-		n, err := f.ws.ReadNote(filepath.ToSlash(rel))
-		if err == nil && n.FM.String(key) == value {
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 var shanghai, _ = time.LoadLocation("Asia/Shanghai")

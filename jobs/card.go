@@ -46,10 +46,12 @@ type Card struct {
 
 // CardSpec describes the card a job opens.
 type CardSpec struct {
-	// Dir is the folder of the card, such as daily/2026-06-20.
+	// Dir is the folder of a new card, such as daily/2026-06-20 (an
+	// existing card keeps its own).
 	Dir string
-	// Date is the card's day: a name may not repeat it, and the day index
-	// of that date lists the card. Empty outside daily/.
+	// Date is a new card's day: a name may not repeat it, and the day index
+	// of that date lists the card (an existing card's comes from its path;
+	// none outside daily/).
 	Date string
 	// Path is the existing card, or "" for a card the run may create.
 	Path string
@@ -117,7 +119,11 @@ func OpenCard(env *Env, spec CardSpec) (*Card, error) {
 		if err != nil {
 			return nil, err
 		}
+		// An existing card stays where it is, wherever a person moved it:
+		// a rename keeps its folder, and its own day's index lists it.
 		c.path = rel
+		c.spec.Dir = path.Dir(rel)
+		c.spec.Date = store.DateFromPath(rel)
 		b, err := os.ReadFile(env.WS.Abs(rel))
 		switch {
 		case err == nil:

@@ -328,3 +328,20 @@ func TestAutoMemoryToolUseSavedAsToolCall(t *testing.T) {
 		t.Errorf("session file:\n%s", b)
 	}
 }
+
+// TestMovedCardStaysWhereItIs: a resource card a person moved out of its
+// day folder is updated where it is, not moved back.
+func TestMovedCardStaysWhereItIs(t *testing.T) {
+	env, _ := newEnv(t, llmtest.NewScripted(
+		llmtest.ToolCallReply(call("edit", map[string]any{"path": "digest/wiki/q3.md", "old": "v1", "new": "v2"})),
+		llmtest.TextReply("Updated.")))
+	writeWS(t, env, "digest/wiki/q3.md", "---\nname: q3-report\nsource_resource: \"[[resource/2026-06-20/q3.md]]\"\n---\n\n- v1\n")
+	writeWS(t, env, "resource/2026-06-20/q3.md", "# Q3 v2\n")
+	it := runResource(t, env, ResourceChange{Path: "resource/2026-06-20/q3.md"}).Results[0]
+	if !it.Success || *it.Metadata.Path != "digest/wiki/q3-report.md" {
+		t.Fatalf("%+v", it)
+	}
+	if env.WS.Exists("daily/2026-06-20") {
+		t.Error("the card went back to its day folder")
+	}
+}
