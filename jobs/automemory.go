@@ -348,14 +348,21 @@ func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) 
 		if err := writeExtractive(ctx, env, job, card); err != nil {
 			return err
 		}
-		res.Answer = "Wrote an extractive card (no model)."
+		if card.Wrote() {
+			res.Answer = "Wrote an extractive card (no model)."
+		}
 	case failure != nil && job.fallback == FallbackExtractive && ctx.Err() == nil && !card.Wrote():
-		res.Warnings = append(res.Warnings, fmt.Sprintf("model failed (%v); wrote an extractive card instead", failure))
 		res.Distiller = "extractive"
 		if err := writeExtractive(ctx, env, job, card); err != nil {
 			return err
 		}
-		res.Answer = "Wrote an extractive card (the model failed)."
+		res.Answer = ""
+		what := "the extractive distiller found nothing to add"
+		if card.Wrote() {
+			res.Answer = "Wrote an extractive card (the model failed)."
+			what = "wrote an extractive card instead"
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("model failed (%v); %s", failure, what))
 	case failure != nil:
 		// Keep what the model wrote: finish the bookkeeping, then fail. The
 		// messages stay pending, so the next call distils them again.

@@ -466,3 +466,18 @@ func TestPromptLanguagesNameTheSameTools(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoMemoryWithoutModelSkipsSmallTalk: the extractive distiller does
+// not write a card of greetings; it says why, and a real statement later
+// in the session still gets its card.
+func TestAutoMemoryWithoutModelSkipsSmallTalk(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hi, thanks!","created_at":"2026-06-20T08:00:00Z"}]`)})
+	if err != nil || res.Path != nil || !strings.Contains(res.Skipped, "small talk") || strings.HasPrefix(res.Answer, "Wrote") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(convJSON)})
+	if err != nil || res.Path == nil || res.Distiller != "extractive" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}

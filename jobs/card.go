@@ -203,9 +203,9 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 	// name and description first (they lead a new card's header), then the rest
 	clean := ""
 	if strings.TrimSpace(name) != "" || !existed {
-		clean = c.cleanName(name)
-		if clean != strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(name), ".md")) && strings.TrimSpace(name) != "" {
-			notes = append(notes, fmt.Sprintf("the name %q is not a usable file name here; the card is named %q", name, clean))
+		var note string
+		if clean, note = c.modelName(name); note != "" {
+			notes = append(notes, note)
 		}
 		if err := fm.Set("name", clean); err != nil {
 			return "", err
@@ -222,7 +222,7 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 			rest[k] = v
 		}
 	}
-	more, err := c.setMetadata(fm, rest, old)
+	more, err := c.setMetadata(fm, rest)
 	if err != nil {
 		return "", err
 	}
@@ -423,12 +423,22 @@ func (c *Card) cleanName(name string) string {
 	return s
 }
 
+// modelName cleans a name the model chose, with a note for the model when
+// the cleaning changed it.
+func (c *Card) modelName(raw string) (clean, note string) {
+	clean = c.cleanName(raw)
+	if t := strings.TrimSpace(raw); t != "" && clean != strings.TrimSpace(strings.TrimSuffix(t, ".md")) {
+		note = fmt.Sprintf("the name %q is not a usable file name here; the card is named %q", raw, clean)
+	}
+	return clean, note
+}
+
 // setMetadata applies model-supplied frontmatter to fm. Keys the system
 // owns (in any letter case) keep the system's value; keys that cannot be
 // frontmatter keys (empty, control characters, too long) are left out; a
 // name is cleaned. What was not taken as sent is returned as notes for the
-// model. old is the card before the change (nil for a new card).
-func (c *Card) setMetadata(fm *store.Frontmatter, meta map[string]any, old *store.Note) ([]string, error) {
+// model.
+func (c *Card) setMetadata(fm *store.Frontmatter, meta map[string]any) ([]string, error) {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
 		keys = append(keys, k)
@@ -462,9 +472,9 @@ func (c *Card) setMetadata(fm *store.Frontmatter, meta map[string]any, old *stor
 			if !ok {
 				return nil, errors.New("name must be a string")
 			}
-			clean := c.cleanName(name)
-			if clean != strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(name), ".md")) {
-				notes = append(notes, fmt.Sprintf("the name %q is not a usable file name here; it was set to %q", name, clean))
+			clean, note := c.modelName(name)
+			if note != "" {
+				notes = append(notes, note)
 			}
 			v = clean
 		case "description":

@@ -138,7 +138,7 @@ func (c *Card) FrontmatterTool(desc string) llm.AgentTool {
 			var notes []string
 			err = c.Update(func(n *store.Note) error {
 				var err error
-				notes, err = c.setMetadata(n.FM, a.Metadata, n)
+				notes, err = c.setMetadata(n.FM, a.Metadata)
 				return err
 			})
 			if err != nil {
