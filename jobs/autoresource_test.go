@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/image/bmp"
@@ -376,4 +377,28 @@ func TestHTMLText(t *testing.T) {
 	if got := htmlText(in); got != want {
 		t.Errorf("htmlText =\n%q\nwant\n%q", got, want)
 	}
+}
+
+// FuzzCleanName: whatever a model sends, the name is a valid file name and
+// link target, without the card's date, at most 100 characters.
+func FuzzCleanName(f *testing.F) {
+	for _, s := range []string{"", "CON", "a/b", "2026-06-20", "x 2026-06-20 y", "[[x]]", " . ", "名字", "\x00\n", strings.Repeat("ab", 80)} {
+		f.Add(s)
+	}
+	c := &Card{spec: CardSpec{Kind: "resource", Stem: "stem", Date: "2026-06-20"}}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := c.cleanName(s)
+		if err := store.ValidateName(got); err != nil {
+			t.Fatalf("cleanName(%q) = %q: %v", s, got, err)
+		}
+		if err := store.ValidateLinkTarget(got); err != nil {
+			t.Fatalf("cleanName(%q) = %q: %v", s, got, err)
+		}
+		if strings.Contains(got, "2026-06-20") || utf8.RuneCountInString(got) > maxNameRunes {
+			t.Fatalf("cleanName(%q) = %q", s, got)
+		}
+		if again := c.cleanName(got); again != got {
+			t.Fatalf("not stable: %q -> %q -> %q", s, got, again)
+		}
+	})
 }

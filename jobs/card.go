@@ -385,6 +385,7 @@ var (
 func (c *Card) cleanName(name string) string {
 	clean := func(s string) string {
 		s = strings.TrimSuffix(strings.TrimSpace(s), ".md")
+		s = unsafeNameChars.ReplaceAllString(s, "-")
 		if d := c.spec.Date; d != "" {
 			for {
 				i := strings.Index(s, d)
@@ -400,7 +401,6 @@ func (c *Card) cleanName(name string) string {
 				}
 			}
 		}
-		s = unsafeNameChars.ReplaceAllString(s, "-")
 		s = strings.Join(strings.Fields(s), " ")
 		s = strings.Trim(s, " .")
 		if r := []rune(s); len(r) > maxNameRunes {
