@@ -19,9 +19,13 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// ErrNoTranscript is returned when a Claude Code session has no transcript
-// file where Claude Code keeps them.
-var ErrNoTranscript = errors.New("claude code transcript not found")
+var (
+	// ErrNoTranscript is returned when a Claude Code session has no
+	// transcript file where Claude Code keeps them.
+	ErrNoTranscript = errors.New("claude code transcript not found")
+	// ErrTooLarge is returned for a transcript above the size limit.
+	ErrTooLarge = errors.New("too large")
+)
 
 const (
 	// hookInputMax bounds what is read from the Stop hook's stdin.
@@ -266,9 +270,6 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	}
 	return res, nil
 }
-
-// ErrTooLarge is returned for a transcript above the size limit.
-var ErrTooLarge = errors.New("too large")
 
 // readCopy reads the workspace copy line by line into res and seen. It
 // returns the length of the file up to its last complete entry (a torn
