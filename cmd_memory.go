@@ -219,6 +219,43 @@ func (j jobIndex) Sources(ctx context.Context, key string) (map[string]string, e
 	return j.ix.Sources(ctx, key)
 }
 
+func (j jobIndex) SyncScope(ctx context.Context, roots ...string) error {
+	_, err := j.ix.SyncScope(ctx, roots...)
+	return err
+}
+
+// SearchNotes runs the keyword search and keeps each note's best window.
+func (j jobIndex) SearchNotes(ctx context.Context, q jobs.NoteQuery) ([]jobs.NoteHit, error) {
+	// a note can match in several chunks: ask for more, keep the best of each
+	res, err := j.ix.Search(ctx, index.SearchOptions{Query: q.Query, Types: q.Types, Limit: 3 * q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	var out []jobs.NoteHit
+	seen := map[string]bool{}
+	for _, r := range res {
+		if seen[r.Path] || len(out) == q.Limit {
+			continue
+		}
+		seen[r.Path] = true
+		out = append(out, jobs.NoteHit{Path: r.Path, Type: r.Type, Name: r.Name, Description: r.Description,
+			Score: r.Score, StartLine: r.StartLine, EndLine: r.EndLine, Text: r.Text})
+	}
+	return out, nil
+}
+
+func (j jobIndex) ListNotes(ctx context.Context, types ...string) ([]jobs.NoteInfo, error) {
+	notes, err := j.ix.ListNotes(ctx, types...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobs.NoteInfo, len(notes))
+	for i, n := range notes {
+		out[i] = jobs.NoteInfo{Path: n.Path, Type: n.Type, Name: n.Name, Description: n.Description}
+	}
+	return out, nil
+}
+
 func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) {
 	page, err := j.ix.ListTags(ctx, index.TagListOptions{Page: 1, PageSize: limit, OrderBy: "file_count"})
 	if err != nil {

@@ -27,16 +27,24 @@ var (
 	ErrSchema = errors.New("schema.sql has no PRAGMA user_version")
 	// ErrEmptyQuery is returned for a query with nothing to search.
 	ErrEmptyQuery = errors.New("query cannot be empty")
+	// ErrBadType is returned for a search type that does not exist.
+	ErrBadType = errors.New("unknown note type")
 )
 
 // DefaultMaxFileBytes is the size above which a note is skipped (ReMe's
 // DEFAULT_MAX_FILE_BYTES).
 const DefaultMaxFileBytes = 20 << 20
 
+// DefaultRoots are what the index mirrors: daily cards, digest nodes, the
+// long-term entries and profile, and MEMORY.md.
+var DefaultRoots = []string{store.DailyDir, store.DigestDir, store.MemoryDir, store.MemoryIndexPath}
+
 // Options configure an index.
 type Options struct {
 	Logger       *slog.Logger
-	Roots        []string // note folders; default daily and digest
+	// Roots are the note folders and single notes indexed; default
+	// DefaultRoots.
+	Roots        []string
 	MaxFileBytes int64
 	Workers      int
 	// Fault, when set, is called at each step of a move; returning an error
@@ -83,7 +91,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(opt.Roots) == 0 {
-		opt.Roots = []string{store.DailyDir, store.DigestDir}
+		opt.Roots = DefaultRoots
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes

@@ -25,6 +25,7 @@ type record struct {
 	sourceConv  string
 	sourceRes   string
 	dayIndex    bool
+	kind, typ   string
 	links       []store.Link
 	tags        []store.Tag
 	chunks      []Chunk
@@ -79,6 +80,8 @@ func parseInto(r *record, raw []byte) {
 	r.sourceConv = fm.String("source_conversation")
 	r.sourceRes = fm.String("source_resource")
 	r.dayIndex = isDayIndexPage(r.path)
+	r.kind = store.NoteKind(r.path)
+	r.typ = strings.TrimSpace(fm.String("type"))
 	r.links = store.ParseLinks(n.Body, n.BodyLine)
 	r.tags = store.NormalizeTags(fm.Strings(store.TagKey), store.MaxTagsPerNote)
 	if r.dayIndex {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -88,12 +90,18 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 			pending.Done()
 		}
 	}
+	files := map[string][]fileStat{} // single notes given as roots, by folder
 	for _, r := range roots {
 		fi, err := os.Lstat(filepath.Join(root, r))
-		if err != nil || !fi.IsDir() {
+		switch {
+		case err != nil:
 			continue // a missing root is simply empty
+		case fi.Mode().IsRegular() && strings.HasSuffix(r, ".md"):
+			d := path.Dir(r)
+			files[d] = append(files[d], fileStat{name: path.Base(r), size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		case fi.IsDir():
+			enqueue(r)
 		}
-		enqueue(r)
 	}
 	for i := 0; i < workers; i++ {
 		go worker()
@@ -102,6 +110,10 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 	close(queue)
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for d, fs := range files {
+		sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
+		out[d] = &dirListing{dir: d, blob: encodeListing(fs), count: len(fs)}
 	}
 	return out, firstErr
 }

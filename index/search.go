@@ -38,6 +38,10 @@ type SearchOptions struct {
 	StrictDate   bool // exclude undated notes (digest) when a date bound is set
 	Tags         []string
 	PathPrefixes []string
+	// Types narrows the search to store.SearchTypes (entry types, entry,
+	// profile, memory_index, card, digest); none searches every note but
+	// MEMORY.md.
+	Types []string
 }
 
 // Neighbor is a linked note in a result's link expansion.
@@ -61,6 +65,8 @@ type Result struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	Date        string     `json:"date"`
+	Kind        string     `json:"kind"`
+	Type        string     `json:"type,omitempty"`
 	Tags        []string   `json:"tags"`
 	Outlinks    []Neighbor `json:"outlinks"`
 	Inlinks     []Neighbor `json:"inlinks"`
@@ -103,6 +109,12 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
+	cond, condArgs, err := typeCondition(opt.Types)
+	if err != nil {
+		return nil, err
+	}
+	where = append(where, cond)
+	args = append(args, condArgs...)
 	if len(opt.Tags) > 0 {
 		tags := store.NormalizeTags(opt.Tags, 0)
 		if len(tags) == 0 {
@@ -159,7 +171,8 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	for i, id := range ids {
 		idArgs[i] = id
 	}
-	rows, err = ix.db.QueryContext(ctx, `SELECT c.id, n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description, coalesce(n.date, '')
+	rows, err = ix.db.QueryContext(ctx, `SELECT c.id, n.id, n.path, c.start_line, c.end_line, c.text, n.name, n.description, coalesce(n.date, ''),
+		n.kind, coalesce(n.type, '')
 		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (`+ph+`)`, idArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -169,7 +182,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	for rows.Next() {
 		var r Result
 		var cid, nid int64
-		if err := rows.Scan(&cid, &nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date); err != nil {
+		if err := rows.Scan(&cid, &nid, &r.Path, &r.StartLine, &r.EndLine, &r.Text, &r.Name, &r.Description, &r.Date, &r.Kind, &r.Type); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search: %w", err)
 		}

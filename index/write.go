@@ -15,8 +15,8 @@ type writer struct {
 
 var writerSQL = map[string]string{
 	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256, frontmatter,
-		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped, kind, type)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"link":     `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
 	"tag":      `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
 	"chunk":    `INSERT INTO chunks(note_id, start_line, end_line, text) VALUES (?, ?, ?, ?)`,
@@ -117,7 +117,8 @@ func nullable(s string) any {
 
 func (w *writer) insert(ctx context.Context, r *record) error {
 	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
-		r.fmJSON, nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
+		r.fmJSON, nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason),
+		r.kind, nullable(r.typ))
 	if err != nil {
 		return err
 	}

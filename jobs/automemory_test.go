@@ -33,6 +33,9 @@ func (f *fakeIndex) UpdatePaths(_ context.Context, paths ...string) error {
 
 func (f *fakeIndex) Rename(_ context.Context, src, dst string) error {
 	f.renames = append(f.renames, [2]string{src, dst})
+	if err := os.MkdirAll(filepath.Dir(f.ws.Abs(dst)), 0o755); err != nil {
+		return err
+	}
 	return os.Rename(f.ws.Abs(src), f.ws.Abs(dst))
 }
 

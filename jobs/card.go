@@ -76,6 +76,9 @@ type CardSpec struct {
 	// OnlyKeys, when set, are the only frontmatter keys the model may
 	// change (auto_tag's memory_tags).
 	OnlyKeys []string
+	// FixedPath keeps an existing card where it is whatever its name says
+	// (the profile, whose name is the person's).
+	FixedPath bool
 }
 
 // KeyValue is a frontmatter key with its value.
@@ -202,7 +205,7 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 	}
 	// name and description first (they lead a new card's header), then the rest
 	clean := ""
-	if strings.TrimSpace(name) != "" || !existed {
+	if strings.TrimSpace(name) != "" || (!existed && !c.spec.FixedPath) {
 		var note string
 		if clean, note = c.modelName(name); note != "" {
 			notes = append(notes, note)
@@ -233,7 +236,7 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 		if err != nil {
 			return "", err
 		}
-		if want := c.spec.Dir + "/" + clean + ".md"; p != want {
+		if want := c.spec.Dir + "/" + clean + ".md"; p != want && !c.spec.FixedPath {
 			notes = append(notes, fmt.Sprintf("%s was taken by another note; the card is %s", want, p))
 		}
 		return withNotes("Wrote "+p, notes), nil
@@ -305,6 +308,19 @@ func sameValue(a, b any) bool {
 func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, error) {
 	if err := c.applySystem(n.FM); err != nil {
 		return "", err
+	}
+	if c.spec.FixedPath && c.path != "" {
+		// a card with a fixed place is created there or not at all
+		n.Path = c.path
+		b, err := n.Bytes()
+		if err != nil {
+			return "", err
+		}
+		if err := c.env.WS.CreateFile(c.path, b); err != nil {
+			return "", err
+		}
+		c.wrote = true
+		return c.path, nil
 	}
 	p, err := c.claim(ctx, name, "", func(p string) error {
 		if err := n.FM.Set("name", stemOf(p)); err != nil {
@@ -582,7 +598,7 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 	res := &CardResult{}
 	stem := stemOf(c.path)
 	want := stem
-	if name := n.Name(); strings.TrimSpace(name) != "" {
+	if name := n.Name(); strings.TrimSpace(name) != "" && !c.spec.FixedPath {
 		want = c.cleanName(name)
 	}
 	if want != stem {
@@ -600,7 +616,7 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 			c.path, res.Renamed = p, old
 		}
 	}
-	if n.Name() != stemOf(c.path) {
+	if n.Name() != stemOf(c.path) && !c.spec.FixedPath {
 		if err := c.Update(func(n *store.Note) error { return n.FM.Set("name", stemOf(c.path)) }); err != nil {
 			return nil, err
 		}
@@ -624,6 +640,41 @@ func systemInPlace(fm *store.Frontmatter, system []KeyValue) bool {
 	return true
 }
 
+// Trash moves the card to the same path under archive/ (with -2, -3 …
+// when that is taken), retargeting the links to it, and brings the
+// indexes up to date; a move back, or the journal's undo, restores it.
+func (c *Card) Trash(ctx context.Context) (string, error) {
+	old := c.path
+	var dst string
+	err := c.env.Index.Locked(ctx, func() error {
+		base := store.ArchiveDir + "/" + strings.TrimSuffix(old, ".md")
+		for i := 1; i < 100; i++ {
+			p := base + ".md"
+			if i > 1 {
+				p = fmt.Sprintf("%s-%d.md", base, i)
+			}
+			if c.env.WS.Exists(p) {
+				continue
+			}
+			if err := c.env.Index.Rename(ctx, old, p); err != nil {
+				return fmt.Errorf("move %s to %s: %w", old, p, err)
+			}
+			dst = p
+			return nil
+		}
+		return fmt.Errorf("no free name for %s under %s", old, store.ArchiveDir)
+	})
+	if err != nil {
+		return "", err
+	}
+	// the listings of where it was
+	if _, err := c.index(ctx); err != nil {
+		return "", err
+	}
+	c.path = dst
+	return dst, nil
+}
+
 // Remove deletes the card and brings the indexes up to date.
 func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
 	if err := c.env.WS.Remove(c.path); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -632,8 +683,8 @@ func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
 	return c.index(ctx)
 }
 
-// index updates the day index page of the card's date (if any) and the
-// search index for the card and that page, under the writer lock, so that
+// index updates the day index page of the card's date (if any), MEMORY.md
+// for an entry, and the search index for the card and those pages, under the writer lock, so that
 // two jobs refreshing one day never lose each other's card.
 func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 	date := c.spec.Date
@@ -649,6 +700,13 @@ func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 				return err
 			}
 			touched = append(touched, idx.Path)
+		}
+		if store.IsEntryPath(c.path) {
+			// an entry's listing page is MEMORY.md
+			if _, err := c.env.WS.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
+				return err
+			}
+			touched = append(touched, store.MemoryIndexPath)
 		}
 		return c.env.Index.UpdatePaths(ctx, touched...)
 	})

@@ -53,6 +53,15 @@ type Indexer interface {
 	NotesWith(ctx context.Context, key, value string) ([]string, error)
 	// Sources maps every value of a lookup key to a note holding it.
 	Sources(ctx context.Context, key string) (map[string]string, error)
+	// SyncScope reconciles the index with the files under the given roots
+	// only (folders, or a file such as MEMORY.md): cheap when the rest of
+	// the workspace is large.
+	SyncScope(ctx context.Context, roots ...string) error
+	// SearchNotes ranks the notes of the given types that match a keyword
+	// query, best first.
+	SearchNotes(ctx context.Context, q NoteQuery) ([]NoteHit, error)
+	// ListNotes lists the indexed notes of the given types, by path.
+	ListNotes(ctx context.Context, types ...string) ([]NoteInfo, error)
 }
 
 // TagCount is a tag in use.
@@ -74,6 +83,9 @@ type Env struct {
 	Location      *time.Location
 	Now           func() time.Time
 	Log           *slog.Logger
+	// Memory configures the long-term layers (entries, profile, MEMORY.md)
+	// and the long-term pass after auto_memory.
+	Memory MemoryOptions
 
 	mu   sync.Mutex
 	down error // why the model is down for the rest of this run

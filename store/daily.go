@@ -140,17 +140,23 @@ func (w *Workspace) RefreshDayIndex(date string) (*DayIndexResult, error) {
 	return res, nil
 }
 
-// replaceAutoBlock swaps the marked block in body, or appends it.
+// replaceAutoBlock swaps the day index block in body, or appends it.
 func replaceAutoBlock(body, block string) string {
-	start := strings.Index(body, DayIndexStart)
+	return replaceBlock(body, block, DayIndexStart, DayIndexEnd)
+}
+
+// replaceBlock swaps the block between the start and end markers in body,
+// or appends it.
+func replaceBlock(body, block, startMarker, endMarker string) string {
+	start := strings.Index(body, startMarker)
 	if start >= 0 {
-		if end := strings.Index(body[start:], DayIndexEnd); end >= 0 {
+		if end := strings.Index(body[start:], endMarker); end >= 0 {
 			end += start
 			// The start marker nearest the end marker opens the block: an
 			// earlier stray start marker (say, one whose end marker a user
 			// deleted, after which the block was appended) is user text.
-			start = strings.LastIndex(body[:end], DayIndexStart)
-			return body[:start] + block + body[end+len(DayIndexEnd):]
+			start = strings.LastIndex(body[:end], startMarker)
+			return body[:start] + block + body[end+len(endMarker):]
 		}
 	}
 	trimmed := strings.TrimRight(body, "\n")

@@ -1,0 +1,66 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// typeCondition narrows notes (alias n) to search types (store.SearchTypes):
+// an entry type, any entry, or a kind of note. With no types, every kind
+// but MEMORY.md, whose lines repeat the entries' names and descriptions.
+func typeCondition(types []string) (string, []any, error) {
+	if len(types) == 0 {
+		return "n.kind != ?", []any{store.KindMemoryIndex}, nil
+	}
+	var ors []string
+	var args []any
+	for _, t := range types {
+		switch {
+		case store.IsEntryType(t):
+			ors = append(ors, "(n.kind = ? AND lower(n.type) = ?)")
+			args = append(args, store.KindEntry, t)
+		case store.IsSearchType(t):
+			ors = append(ors, "n.kind = ?")
+			args = append(args, t)
+		default:
+			return "", nil, fmt.Errorf("%w: type must be one of %s, not %q", ErrBadType, strings.Join(store.SearchTypes, ", "), t)
+		}
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", args, nil
+}
+
+// NoteInfo is an indexed note's kind, type, name and description.
+type NoteInfo struct {
+	Path        string `json:"path"`
+	Kind        string `json:"kind"`
+	Type        string `json:"type,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// ListNotes lists the indexed notes of the given search types (every note
+// but MEMORY.md with none), by path. The caller syncs first.
+func (ix *Index) ListNotes(ctx context.Context, types ...string) ([]NoteInfo, error) {
+	cond, args, err := typeCondition(types)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT n.path, n.kind, coalesce(n.type, ''), n.name, n.description
+		FROM notes n WHERE n.skipped IS NULL AND `+cond+` ORDER BY n.path`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list notes: %w", err)
+	}
+	defer rows.Close()
+	var out []NoteInfo
+	for rows.Next() {
+		var n NoteInfo
+		if err := rows.Scan(&n.Path, &n.Kind, &n.Type, &n.Name, &n.Description); err != nil {
+			return nil, fmt.Errorf("list notes: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
