@@ -30,20 +30,27 @@ type Globals struct {
 type cli struct {
 	Globals
 
-	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
-	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
-	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
-	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
-	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
-	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
-	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
-	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
-	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
-	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
-	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
-	Version      versionCmd      `cmd:"" help:"Print the version."`
+	AutoMemory    autoMemoryCmd    `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
+	AutoMemoryCC  autoMemoryCCCmd  `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
+	AutoResource  autoResourceCmd  `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch         watchCmd         `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
+	Search        searchCmd        `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read          readCmd          `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList     dailyListCmd     `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex  dailyReindexCmd  `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags      listTagsCmd      `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
+	Move          moveCmd          `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete        deleteCmd        `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Reindex       reindexCmd       `cmd:"" help:"Rebuild the search index from the files."`
+	MemorySearch  memorySearchCmd  `cmd:"" name:"memory_search" aliases:"memory-search" help:"Search long-term memory (entries and the profile)."`
+	MemoryGet     memoryGetCmd     `cmd:"" name:"memory_get" aliases:"memory-get" help:"Print a long-term entry (or the profile) with its hash."`
+	MemoryWrite   memoryWriteCmd   `cmd:"" name:"memory_write" aliases:"memory-write" help:"Create or update a long-term entry (or the profile)."`
+	MemoryDelete  memoryDeleteCmd  `cmd:"" name:"memory_delete" aliases:"memory-delete" help:"Move a long-term entry to the trash."`
+	MemoryReindex memoryReindexCmd `cmd:"" name:"memory_reindex" aliases:"memory-reindex" help:"Rewrite the entry list of MEMORY.md."`
+	Context       contextCmd       `cmd:"" help:"Print the memory an agent is shown for a message, within a byte budget."`
+	Status        statusCmd        `cmd:"" help:"Print what the workspace holds, and whether MEMORY.md lists every entry."`
+	Config        configCmd        `cmd:"" help:"Print the effective configuration (secrets redacted)."`
+	Version       versionCmd       `cmd:"" help:"Print the version."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
@@ -79,6 +86,18 @@ type kongExit int
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	var c cli
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals, Getenv: os.Getenv}
+	if isContextHook(args) {
+		// Claude Code blocks the prompt on exit 2: a hook that fails, even
+		// on a bad command line, logs and lets the prompt through
+		var errb strings.Builder
+		app.Stderr = io.MultiWriter(stderr, &errb)
+		defer func() {
+			if code != 0 {
+				logContextHookFailure(args, app.Getenv, errb.String())
+				code = 0
+			}
+		}()
+	}
 	parser, err := kong.New(&c,
 		kong.Name("reme"),
 		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search.\n\n"+

@@ -135,6 +135,18 @@ func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
 }
 
 func memorySummary(r *jobs.AutoMemoryResult) string {
+	line := cardSummary(r)
+	if lt := r.LongTerm; lt != nil && len(lt.Changes) > 0 {
+		var parts []string
+		for _, c := range lt.Changes {
+			parts = append(parts, c.Action+" "+c.Path)
+		}
+		line += "; long-term: " + strings.Join(parts, ", ")
+	}
+	return line
+}
+
+func cardSummary(r *jobs.AutoMemoryResult) string {
 	if r.Skipped != "" {
 		where := ""
 		if r.Path != nil {
@@ -170,7 +182,8 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
+	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
+		Memory: cfg.Memory.options()}
 	if cfg.LLM.APIKey != "" {
 		model, err := llm.NewCohere(llm.CohereConfig{
 			APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Timeout: time.Duration(cfg.LLM.Timeout),

@@ -64,3 +64,30 @@ func (ix *Index) ListNotes(ctx context.Context, types ...string) ([]NoteInfo, er
 	}
 	return out, rows.Err()
 }
+
+// KindCount is how many indexed notes have a kind and frontmatter type.
+type KindCount struct {
+	Kind  string `json:"kind"`
+	Type  string `json:"type,omitempty"`
+	Count int    `json:"count"`
+}
+
+// CountKinds counts the indexed notes by kind and type. The caller syncs
+// first.
+func (ix *Index) CountKinds(ctx context.Context) ([]KindCount, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT kind, coalesce(type, ''), count(*) FROM notes
+		WHERE skipped IS NULL GROUP BY kind, coalesce(type, '') ORDER BY kind, coalesce(type, '')`)
+	if err != nil {
+		return nil, fmt.Errorf("count notes: %w", err)
+	}
+	defer rows.Close()
+	var out []KindCount
+	for rows.Next() {
+		var k KindCount
+		if err := rows.Scan(&k.Kind, &k.Type, &k.Count); err != nil {
+			return nil, fmt.Errorf("count notes: %w", err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}

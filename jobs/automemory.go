@@ -65,6 +65,8 @@ type AutoMemoryResult struct {
 	// new messages", or the model's (or the extractive distiller's) reason.
 	Skipped  string   `json:"skipped,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// LongTerm is the long-term pass, when it ran (memory.extract).
+	LongTerm *LongTermResult `json:"long_term,omitempty"`
 }
 
 func inputErr(format string, a ...any) error {
@@ -164,7 +166,11 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 		}
 		job.state = state
 		job.pending, job.day = pendingDialog(env, saved.Messages, msgs, state, date)
-		return runCard(ctx, env, job, res)
+		if err := runCard(ctx, env, job, res); err != nil {
+			return err
+		}
+		runLongTerm(ctx, env, job, res)
+		return nil
 	})
 }
 
@@ -577,6 +583,10 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 			res.Answer = "Skipped: the session has no messages on " + res.Date
 			return nil
 		}
-		return runCard(ctx, env, job, res)
+		if err := runCard(ctx, env, job, res); err != nil {
+			return err
+		}
+		runLongTerm(ctx, env, job, res)
+		return nil
 	})
 }

@@ -28,6 +28,8 @@ func (f *fakeIndex) allNotes() []string {
 	return out
 }
 
+var fakeStopWords = store.WordSet("how should what when the and you about know use here this that are is")
+
 func (f *fakeIndex) SyncScope(context.Context, ...string) error { return nil }
 
 func (f *fakeIndex) typed(types []string) []NoteHit {
@@ -55,6 +57,9 @@ func (f *fakeIndex) SearchNotes(_ context.Context, q NoteQuery) ([]NoteHit, erro
 	var words []string
 	for _, w := range strings.Fields(strings.ToLower(q.Query)) {
 		w = strings.Trim(w, ".,?!\"'")
+		if fakeStopWords[w] {
+			continue
+		}
 		if len(w) > 2 || strings.IndexFunc(w, store.IsCJK) >= 0 {
 			words = append(words, w)
 		}

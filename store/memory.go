@@ -202,7 +202,7 @@ func (w *Workspace) WriteMemoryIndex(entries []EntryInfo, bounds MemoryIndexBoun
 			return nil, fmt.Errorf("%s: %w", rel, page.FMErr)
 		}
 	} else {
-		page = NewNote(rel, nil, "# Long-term memory\n\nThe entries under memory/entries/, grouped by type. reme rewrites the list between the markers; write your own notes outside them.")
+		page = NewNote(rel, nil, "# Long-term memory")
 	}
 	// What the user wrote outside the block counts against the bounds:
 	// measure the page around an empty block.
