@@ -41,7 +41,7 @@ var DefaultRoots = []string{store.DailyDir, store.DigestDir, store.MemoryDir, st
 
 // Options configure an index.
 type Options struct {
-	Logger       *slog.Logger
+	Logger *slog.Logger
 	// Roots are the note folders and single notes indexed; default
 	// DefaultRoots.
 	Roots        []string
