@@ -46,10 +46,10 @@ func (r *sleepRecorder) got() []time.Duration {
 	return append([]time.Duration(nil), r.delays...)
 }
 
-func newTestCohere(t *testing.T, baseURL string, mod func(*llm.CohereConfig)) (*llm.Cohere, *sleepRecorder) {
+func newTestCohere(t *testing.T, baseURL string, mod func(*llm.Config)) (*llm.Cohere, *sleepRecorder) {
 	t.Helper()
 	rec := &sleepRecorder{}
-	cfg := llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
+	cfg := llm.Config{APIKey: llmtest.FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -323,7 +323,7 @@ func TestCohereErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) {
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.Config) {
 				cfg.MaxRetries = tt.maxRetries
 				if tt.timeout != 0 {
 					cfg.Timeout = tt.timeout
@@ -396,7 +396,7 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.Timeout = 100 * time.Millisecond })
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.Config) { cfg.Timeout = 100 * time.Millisecond })
 			resp, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 			if err != nil {
 				t.Fatal(err)
@@ -430,7 +430,7 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 func TestCohereCancelDuringBackoff(t *testing.T) {
 	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Status: 500}, llmtest.FakeReply{Text: "never asked"})
 	// The real Sleep: the first Backoff is at least 800ms, cancel comes at 50ms.
-	c, err := llm.NewCohere(llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: srv.URL()})
+	c, err := llm.NewCohere(llm.Config{APIKey: llmtest.FakeAPIKey, BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestCohereInvalidRequests(t *testing.T) {
 
 func TestNewCohereNeedsKey(t *testing.T) {
 	for _, key := range []string{"", "  "} {
-		if _, err := llm.NewCohere(llm.CohereConfig{APIKey: key}); !errors.Is(err, llm.ErrNoAPIKey) {
+		if _, err := llm.NewCohere(llm.Config{APIKey: key}); !errors.Is(err, llm.ErrNoAPIKey) {
 			t.Errorf("NewCohere(%q) error = %v, want ErrNoAPIKey", key, err)
 		}
 	}
@@ -539,7 +539,7 @@ func TestCohereNeverLeaksKey(t *testing.T) {
 
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := llm.CohereConfig{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
+	cfg := llm.Config{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
 	c, err := llm.NewCohere(cfg)
 	if err != nil {
 		t.Fatal(err)
