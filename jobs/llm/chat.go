@@ -47,7 +47,6 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 )
 
-
 // Role says who wrote a message.
 type Role string
 

@@ -21,7 +21,8 @@ const (
 	// carries images, which DefaultModel cannot read.
 	DefaultVisionModel = "command-a-vision-07-2025"
 
-	defaultCohereURL  = "https://api.cohere.com"
+	// DefaultCohereURL is Cohere's API.
+	DefaultCohereURL  = "https://api.cohere.com"
 	defaultTimeout    = 120 * time.Second
 	defaultMaxRetries = 3
 	backoffBase       = time.Second
@@ -70,7 +71,7 @@ func newCohereTransport(cfg Config) (*transport, *coherev2.Client, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, nil, ErrNoAPIKey
 	}
-	t, err := newTransport(cfg, defaultCohereURL, "COHERE_API_KEY")
+	t, err := newTransport(cfg, DefaultCohereURL, "COHERE_API_KEY")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -435,7 +435,9 @@ func NewOpenAIEmbedder(cfg EmbedConfig) (*OpenAIEmbedder, error) {
 }
 
 // String describes the embedder without its secrets.
-func (e *OpenAIEmbedder) String() string { return "openai-compatible embedder " + e.model + " at " + e.shown }
+func (e *OpenAIEmbedder) String() string {
+	return "openai-compatible embedder " + e.model + " at " + e.shown
+}
 
 // Embed implements Embedder.
 func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string, input InputType) ([][]float32, error) {

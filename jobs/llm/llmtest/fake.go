@@ -225,4 +225,3 @@ func decodeStrict(data []byte, v any) error {
 	}
 	return nil
 }
-
