@@ -107,7 +107,7 @@ func classifyOpenAIError(e *APIError) {
 	case toolsUnsupported.MatchString(e.Message):
 		// Not worth retrying, whatever the status: the server will say the
 		// same again.
-		e.kind, e.also, e.hint = ErrBadRequest, ErrNoToolCalls, "the server or model does not support tool calls"
+		e.kind, e.also = ErrNoToolCalls, ErrBadRequest
 	case e.StatusCode == http.StatusNotFound:
 		e.hint = "check the base URL (OpenAI-compatible APIs usually end in /v1) and the model name"
 	}

@@ -103,7 +103,7 @@ func RedactURL(u string) string {
 		p.RawQuery = strings.ReplaceAll(q.Encode(), "%2A%2A%2A", "***")
 	}
 	p.Fragment, p.RawFragment = "", ""
-	return p.String()
+	return strings.Replace(p.String(), "%2A%2A%2A@", "***@", 1)
 }
 
 // endpoint is a parsed base URL with its secrets listed.
