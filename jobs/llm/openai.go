@@ -307,8 +307,9 @@ func fromOpenAIResponse(r *openai.ChatCompletion) (*Response, error) {
 	m := choice.Message
 	msg := Message{Role: RoleAssistant}
 	text := m.Content
-	if text == "" {
-		text = contentListText(m.JSON.Content.Raw())
+	if list, ok := contentListText(m.JSON.Content.Raw()); ok {
+		// The SDK would keep a list of parts as its raw JSON.
+		text = list
 	}
 	if text == "" && m.Refusal != "" {
 		text = m.Refusal
@@ -366,17 +367,18 @@ func lenientArguments(raw string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// contentListText joins the text parts of content sent as a list.
-func contentListText(raw string) string {
+// contentListText joins the text parts of content sent as a list; ok is
+// false when the content is not a list.
+func contentListText(raw string) (text string, ok bool) {
 	if !strings.HasPrefix(strings.TrimSpace(raw), "[") {
-		return ""
+		return "", false
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
 	if json.Unmarshal([]byte(raw), &parts) != nil {
-		return ""
+		return "", false
 	}
 	var texts []string
 	for _, p := range parts {
@@ -384,7 +386,7 @@ func contentListText(raw string) string {
 			texts = append(texts, p.Text)
 		}
 	}
-	return strings.Join(texts, "\n\n")
+	return strings.Join(texts, "\n\n"), true
 }
 
 const (
