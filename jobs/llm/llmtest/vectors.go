@@ -70,7 +70,7 @@ func HashVector(text string, dims int, synonyms map[string]string) []float64 {
 	v := make([]float64, dims)
 	words := Words(text, synonyms)
 	if len(words) == 0 {
-		words = []string{"\x00" + strings.TrimSpace(text)}
+		words = []string{"\x00" + strings.ToLower(strings.TrimSpace(text))}
 	}
 	for _, w := range words {
 		h := fnv.New64a()
