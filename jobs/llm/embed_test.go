@@ -227,6 +227,7 @@ func TestOpenAIEmbedAnswers(t *testing.T) {
 		{"too few", []string{answer(item(0, vec(4, 1)))}, []string{"a", "b"}, 0, nil, llm.ErrBadResponse},
 		{"repeated index", []string{answer(item(0, vec(4, 1)), item(0, vec(4, 1)))}, []string{"a", "b"}, 0, nil, llm.ErrBadResponse},
 		{"dimension changes between batches", []string{answer(item(0, vec(4, 1))), answer(item(0, vec(8, 1)))}, []string{"a", "b"}, 1, nil, llm.ErrBadResponse},
+		{"base64 float32s", []string{answer(map[string]any{"object": "embedding", "index": 0, "embedding": "AACAPwAAAEA="})}, []string{"a"}, 0, [][]float64{{1, 2}}, nil},
 		{"zero vector", []string{answer(item(0, make([]float64, 4)))}, []string{"a"}, 0, nil, llm.ErrBadResponse},
 	}
 	for _, tt := range tests {

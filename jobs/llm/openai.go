@@ -3,17 +3,15 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 const (
@@ -32,9 +30,12 @@ const (
 // copy it. It is lenient where such servers are loose: tool arguments sent
 // as a JSON object or encoded twice, a legacy function_call, content as a
 // list of parts, JSON labelled as text. It is safe for concurrent use.
+//
+// The protocol is spoken directly with encoding/json: the official Go SDK
+// registers its whole API surface at start-up and would more than double
+// the size of the binary for the two endpoints used here.
 type OpenAI struct {
 	*transport
-	chat        openai.ChatCompletionService
 	model       string
 	visionModel string
 	// official is true for api.openai.com, which wants
@@ -49,17 +50,11 @@ var _ Client = (*OpenAI)(nil)
 // required unless the server is OpenAI's own. It makes no request and reads
 // no environment variable: the caller decides what configures it.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
-	t, opts, err := newOpenAITransport(cfg)
+	t, err := newOpenAITransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &OpenAI{
-		transport:   t,
-		chat:        openai.NewChatCompletionService(opts...),
-		model:       cfg.Model,
-		visionModel: cfg.VisionModel,
-		official:    t.base == DefaultOpenAIURL,
-	}
+	c := &OpenAI{transport: t, model: cfg.Model, visionModel: cfg.VisionModel, official: t.base == DefaultOpenAIURL}
 	if c.model == "" {
 		if !c.official {
 			return nil, fmt.Errorf("%w: no chat model for the server at %s (set llm.model)", ErrInvalidConfig, t.shown)
@@ -72,28 +67,53 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	return c, nil
 }
 
-// newOpenAITransport returns the transport and SDK options that every
-// OpenAI-compatible client uses. The SDK is given everything explicitly:
-// its client constructor would read OPENAI_* variables on its own.
-func newOpenAITransport(cfg Config) (*transport, []option.RequestOption, error) {
+func newOpenAITransport(cfg Config) (*transport, error) {
 	t, err := newTransport(cfg, DefaultOpenAIURL, openAIKeyHint)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t.classify = classifyOpenAIError
-	opts := []option.RequestOption{
-		option.WithBaseURL(t.base + "/"),
-		option.WithAPIKey(cfg.APIKey),
-		// Our transport retries, watching ctx and Retry-After.
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(t.httpClient),
+	return t, nil
+}
+
+// postJSON sends body to path under the base URL (with the base URL's
+// query) through doer and decodes the answer into out.
+func (t *transport) postJSON(ctx context.Context, doer *recordingDoer, path string, body []byte, out any) error {
+	u := t.base + path
+	if len(t.query) > 0 {
+		u += "?" + t.query.Encode()
 	}
-	for k, vs := range t.query {
-		for _, v := range vs {
-			opts = append(opts, option.WithQueryAdd(k, v))
-		}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
-	return t, opts, nil
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "reme")
+	if t.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.apiKey)
+	}
+	resp, err := doer.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode response: %w", err)
+	}
+	return nil
+}
+
+// encodeJSON marshals a request body without HTML escaping, so that
+// prompts reach the server as written.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // toolsUnsupported matches what servers say when a model cannot use tools:
@@ -116,20 +136,95 @@ func classifyOpenAIError(e *APIError) {
 // String describes the client without its secrets.
 func (c *OpenAI) String() string { return "openai-compatible client for " + c.shown }
 
+// The chat completions wire format, as much of it as reme uses.
+type (
+	oaRequest struct {
+		Model               string      `json:"model"`
+		Messages            []oaMessage `json:"messages"`
+		Tools               []oaTool    `json:"tools,omitempty"`
+		Temperature         *float64    `json:"temperature,omitempty"`
+		MaxTokens           int         `json:"max_tokens,omitempty"`
+		MaxCompletionTokens int         `json:"max_completion_tokens,omitempty"`
+	}
+	oaMessage struct {
+		Role string `json:"role"`
+		// Content is a string, or a list of oaPart in user messages with
+		// images; nil leaves it out (an assistant message that only calls
+		// tools).
+		Content    any          `json:"content,omitempty"`
+		ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string       `json:"tool_call_id,omitempty"`
+	}
+	oaPart struct {
+		Type     string      `json:"type"`
+		Text     string      `json:"text,omitempty"`
+		ImageURL *oaImageURL `json:"image_url,omitempty"`
+	}
+	oaImageURL struct {
+		URL string `json:"url"`
+	}
+	oaToolCall struct {
+		ID       string     `json:"id"`
+		Type     string     `json:"type"`
+		Function oaFunction `json:"function"`
+	}
+	oaFunction struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	oaTool struct {
+		Type     string        `json:"type"`
+		Function oaFunctionDef `json:"function"`
+	}
+	oaFunctionDef struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	oaResponse struct {
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				Content   json.RawMessage `json:"content"`
+				Refusal   string          `json:"refusal"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string          `json:"name"`
+						Arguments json.RawMessage `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+				FunctionCall *struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function_call"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+)
+
 // Chat sends req to the server's /chat/completions, retrying rate limits,
 // server errors and timeouts with exponential backoff.
 func (c *OpenAI) Chat(ctx context.Context, req Request) (*Response, error) {
-	params, err := c.toParams(req)
+	oreq, err := c.toRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("openai chat: %w", err)
 	}
+	body, err := encodeJSON(oreq)
+	if err != nil {
+		return nil, fmt.Errorf("openai chat: %w: %w", ErrInvalidRequest, err)
+	}
 	var resp *Response
-	err = c.do(ctx, "openai chat", params.Model, func(ctx context.Context, doer *recordingDoer) error {
-		completion, err := c.chat.New(ctx, params, option.WithHTTPClient(doer))
-		if err != nil {
+	err = c.do(ctx, "openai chat", oreq.Model, func(ctx context.Context, doer *recordingDoer) error {
+		var out oaResponse
+		if err := c.postJSON(ctx, doer, "/chat/completions", body, &out); err != nil {
 			return err
 		}
-		resp, err = fromOpenAIResponse(completion)
+		resp, err = fromOpenAIResponse(&out)
 		if err != nil {
 			return &APIError{kind: ErrBadResponse, Message: err.Error()}
 		}
@@ -138,44 +233,41 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.log.DebugContext(ctx, "openai chat done", "model", params.Model, "finish_reason", resp.FinishReason,
+	c.log.DebugContext(ctx, "openai chat done", "model", oreq.Model, "finish_reason", resp.FinishReason,
 		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
 	return resp, nil
 }
 
-// toParams maps a Request onto the SDK's request type.
-func (c *OpenAI) toParams(req Request) (openai.ChatCompletionNewParams, error) {
-	out := openai.ChatCompletionNewParams{Model: req.Model}
+// toRequest maps a Request onto the wire format.
+func (c *OpenAI) toRequest(req Request) (*oaRequest, error) {
+	out := &oaRequest{Model: req.Model, Temperature: req.Temperature}
 	if out.Model == "" {
 		out.Model = c.model
 		if hasImage(req.Messages) {
 			out.Model = c.visionModel
 		}
 	}
-	if req.Temperature != nil {
-		out.Temperature = param.NewOpt(*req.Temperature)
-	}
 	if req.MaxTokens > 0 {
 		if c.official {
-			out.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+			out.MaxCompletionTokens = req.MaxTokens
 		} else {
-			out.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+			out.MaxTokens = req.MaxTokens
 		}
 	}
 	if len(req.Messages) == 0 {
-		return out, fmt.Errorf("%w: no messages", ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: no messages", ErrInvalidRequest)
 	}
 	for i, m := range req.Messages {
 		om, err := toOpenAIMessage(m)
 		if err != nil {
-			return out, fmt.Errorf("%w: message %d (%s): %w", ErrInvalidRequest, i, m.Role, err)
+			return nil, fmt.Errorf("%w: message %d (%s): %w", ErrInvalidRequest, i, m.Role, err)
 		}
 		out.Messages = append(out.Messages, om)
 	}
 	for _, t := range req.Tools {
 		ot, err := toOpenAITool(t)
 		if err != nil {
-			return out, fmt.Errorf("%w: tool %q: %w", ErrInvalidRequest, t.Name, err)
+			return nil, fmt.Errorf("%w: tool %q: %w", ErrInvalidRequest, t.Name, err)
 		}
 		out.Tools = append(out.Tools, ot)
 	}
@@ -185,13 +277,12 @@ func (c *OpenAI) toParams(req Request) (openai.ChatCompletionNewParams, error) {
 // toOpenAIMessage maps one message. Text parts are sent as one string
 // except in user messages with images: many compatible servers accept
 // content lists only there.
-func toOpenAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
-	var none openai.ChatCompletionMessageParamUnion
+func toOpenAIMessage(m Message) (oaMessage, error) {
 	var texts []string
 	hasImg := false
 	for _, p := range m.Parts {
 		if p.Text != "" && p.ImageURL != "" {
-			return none, errors.New("part has both text and image_url")
+			return oaMessage{}, errors.New("part has both text and image_url")
 		}
 		if p.ImageURL != "" {
 			hasImg = true
@@ -200,66 +291,60 @@ func toOpenAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) 
 		}
 	}
 	if hasImg && m.Role != RoleUser {
-		return none, errors.New("only user messages may carry images")
+		return oaMessage{}, errors.New("only user messages may carry images")
 	}
 	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return none, errors.New("only assistant messages may carry tool calls")
+		return oaMessage{}, errors.New("only assistant messages may carry tool calls")
 	}
 	text := strings.Join(texts, "\n\n")
 	switch m.Role {
 	case RoleSystem:
 		if len(texts) == 0 {
-			return none, errors.New("no content")
+			return oaMessage{}, errors.New("no content")
 		}
-		return openai.SystemMessage(text), nil
+		return oaMessage{Role: "system", Content: text}, nil
 
 	case RoleUser:
 		if len(m.Parts) == 0 {
-			return none, errors.New("no content")
+			return oaMessage{}, errors.New("no content")
 		}
 		if !hasImg {
-			return openai.UserMessage(text), nil
+			return oaMessage{Role: "user", Content: text}, nil
 		}
-		var parts []openai.ChatCompletionContentPartUnionParam
+		parts := make([]oaPart, 0, len(m.Parts))
 		for _, p := range m.Parts {
 			if p.ImageURL != "" {
-				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: p.ImageURL}))
+				parts = append(parts, oaPart{Type: "image_url", ImageURL: &oaImageURL{URL: p.ImageURL}})
 			} else {
-				parts = append(parts, openai.TextContentPart(p.Text))
+				parts = append(parts, oaPart{Type: "text", Text: p.Text})
 			}
 		}
-		return openai.UserMessage(parts), nil
+		return oaMessage{Role: "user", Content: parts}, nil
 
 	case RoleAssistant:
 		if len(m.ToolCalls) == 0 && text == "" {
-			return none, errors.New("no content and no tool calls")
+			return oaMessage{}, errors.New("no content and no tool calls")
 		}
-		var am openai.ChatCompletionAssistantMessageParam
+		om := oaMessage{Role: "assistant"}
 		if text != "" {
-			am.Content.OfString = param.NewOpt(text)
+			om.Content = text
 		}
 		for _, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Name == "" {
-				return none, errors.New("tool call without id or name")
+				return oaMessage{}, errors.New("tool call without id or name")
 			}
-			am.ToolCalls = append(am.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name: tc.Name, Arguments: replayArguments(tc.Arguments),
-					},
-				},
-			})
+			om.ToolCalls = append(om.ToolCalls, oaToolCall{ID: tc.ID, Type: "function",
+				Function: oaFunction{Name: tc.Name, Arguments: replayArguments(tc.Arguments)}})
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &am}, nil
+		return om, nil
 
 	case RoleTool:
 		if m.ToolCallID == "" {
-			return none, errors.New("no tool_call_id")
+			return oaMessage{}, errors.New("no tool_call_id")
 		}
-		return openai.ToolMessage(text, m.ToolCallID), nil
+		return oaMessage{Role: "tool", Content: text, ToolCallID: m.ToolCallID}, nil
 	}
-	return none, fmt.Errorf("unknown role %q", m.Role)
+	return oaMessage{}, fmt.Errorf("unknown role %q", m.Role)
 }
 
 // replayArguments is what an earlier tool call's arguments are sent back
@@ -278,38 +363,36 @@ func replayArguments(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func toOpenAITool(t Tool) (openai.ChatCompletionToolUnionParam, error) {
+func toOpenAITool(t Tool) (oaTool, error) {
 	if t.Name == "" {
-		return openai.ChatCompletionToolUnionParam{}, errors.New("no name")
+		return oaTool{}, errors.New("no name")
 	}
-	params := map[string]any{"type": "object", "properties": map[string]any{}}
-	if len(bytes.TrimSpace(t.Parameters)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(t.Parameters))
-		dec.UseNumber()
-		params = nil
-		if err := dec.Decode(&params); err != nil || params == nil {
-			return openai.ChatCompletionToolUnionParam{}, errors.New("parameters are not a JSON object")
+	params := json.RawMessage(`{"type":"object","properties":{}}`)
+	if raw := bytes.TrimSpace(t.Parameters); len(raw) > 0 {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return oaTool{}, errors.New("parameters are not a JSON object")
 		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return oaTool{}, errors.New("parameters are not a JSON object")
+		}
+		params = b.Bytes()
 	}
-	fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(params)}
-	if t.Description != "" {
-		fn.Description = param.NewOpt(t.Description)
-	}
-	return openai.ChatCompletionFunctionTool(fn), nil
+	return oaTool{Type: "function", Function: oaFunctionDef{Name: t.Name, Description: t.Description, Parameters: params}}, nil
 }
 
 // fromOpenAIResponse maps the first choice back onto our types.
-func fromOpenAIResponse(r *openai.ChatCompletion) (*Response, error) {
-	if r == nil || len(r.Choices) == 0 {
+func fromOpenAIResponse(r *oaResponse) (*Response, error) {
+	if len(r.Choices) == 0 {
 		return nil, errors.New("response has no choices")
 	}
 	choice := r.Choices[0]
 	m := choice.Message
 	msg := Message{Role: RoleAssistant}
-	text := m.Content
-	if list, ok := contentListText(m.JSON.Content.Raw()); ok {
-		// The SDK would keep a list of parts as its raw JSON.
-		text = list
+	text, err := contentText(m.Content)
+	if err != nil {
+		return nil, err
 	}
 	if text == "" && m.Refusal != "" {
 		text = m.Refusal
@@ -321,20 +404,16 @@ func fromOpenAIResponse(r *openai.ChatCompletion) (*Response, error) {
 		if tc.Function.Name == "" {
 			return nil, fmt.Errorf("tool call %d has no function name", i)
 		}
-		msg.ToolCalls = append(msg.ToolCalls, ToolCall{
-			ID:        tc.ID,
-			Name:      tc.Function.Name,
-			Arguments: lenientArguments(tc.Function.JSON.Arguments.Raw()),
-		})
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: lenientArguments(tc.Function.Arguments)})
 	}
-	if len(msg.ToolCalls) == 0 && m.FunctionCall.Name != "" {
+	if len(msg.ToolCalls) == 0 && m.FunctionCall != nil && m.FunctionCall.Name != "" {
 		// The legacy single function call, which some servers still send.
-		msg.ToolCalls = []ToolCall{{Name: m.FunctionCall.Name, Arguments: lenientArguments(m.FunctionCall.JSON.Arguments.Raw())}}
+		msg.ToolCalls = []ToolCall{{Name: m.FunctionCall.Name, Arguments: lenientArguments(m.FunctionCall.Arguments)}}
 	}
 	return &Response{
 		Message:      msg,
 		FinishReason: choice.FinishReason,
-		Usage:        Usage{InputTokens: int(r.Usage.PromptTokens), OutputTokens: int(r.Usage.CompletionTokens)},
+		Usage:        Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens},
 	}, nil
 }
 
@@ -342,8 +421,8 @@ func fromOpenAIResponse(r *openai.ChatCompletion) (*Response, error) {
 // them: normally a JSON string holding JSON, but loose servers send the
 // object itself or encode it twice. What cannot be read is passed on as
 // it is, for the agent loop to report to the model.
-func lenientArguments(raw string) json.RawMessage {
-	raw = strings.TrimSpace(raw)
+func lenientArguments(rawJSON json.RawMessage) json.RawMessage {
+	raw := strings.TrimSpace(string(rawJSON))
 	if raw == "" || raw == "null" {
 		return json.RawMessage("{}")
 	}
@@ -367,18 +446,23 @@ func lenientArguments(raw string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// contentListText joins the text parts of content sent as a list; ok is
-// false when the content is not a list.
-func contentListText(raw string) (text string, ok bool) {
-	if !strings.HasPrefix(strings.TrimSpace(raw), "[") {
-		return "", false
+// contentText reads message content: a string, null, or a list of parts
+// whose text parts are joined.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal([]byte(raw), &parts) != nil {
-		return "", false
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("content is neither text nor a list of parts")
 	}
 	var texts []string
 	for _, p := range parts {
@@ -386,7 +470,7 @@ func contentListText(raw string) (text string, ok bool) {
 			texts = append(texts, p.Text)
 		}
 	}
-	return strings.Join(texts, "\n\n"), true
+	return strings.Join(texts, "\n\n"), nil
 }
 
 const (
@@ -408,7 +492,6 @@ var openAIEmbedDims = map[string]int{
 type OpenAIEmbedder struct {
 	*transport
 	*embedBase
-	svc        openai.EmbeddingService
 	dimensions int
 }
 
@@ -418,7 +501,7 @@ var _ Embedder = (*OpenAIEmbedder)(nil)
 // The model is required unless the server is OpenAI's own. It makes no
 // request.
 func NewOpenAIEmbedder(cfg EmbedConfig) (*OpenAIEmbedder, error) {
-	t, opts, err := newOpenAITransport(cfg.Config)
+	t, err := newOpenAITransport(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +516,7 @@ func NewOpenAIEmbedder(cfg EmbedConfig) (*OpenAIEmbedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OpenAIEmbedder{transport: t, embedBase: base, svc: openai.NewEmbeddingService(opts...), dimensions: cfg.Dimensions}, nil
+	return &OpenAIEmbedder{transport: t, embedBase: base, dimensions: cfg.Dimensions}, nil
 }
 
 // String describes the embedder without its secrets.
@@ -441,23 +524,36 @@ func (e *OpenAIEmbedder) String() string {
 	return "openai-compatible embedder " + e.model + " at " + e.shown
 }
 
+type (
+	oaEmbedRequest struct {
+		Model      string   `json:"model"`
+		Input      []string `json:"input"`
+		Dimensions int      `json:"dimensions,omitempty"`
+	}
+	oaEmbedResponse struct {
+		Data []struct {
+			Index int `json:"index"`
+			// Embedding is a list of numbers, or base64 of little-endian
+			// float32s from servers that default to that encoding.
+			Embedding json.RawMessage `json:"embedding"`
+		} `json:"data"`
+	}
+)
+
 // Embed implements Embedder.
 func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string, input InputType) ([][]float32, error) {
 	return e.embed(ctx, "openai embed", texts, input, func(ctx context.Context, batch []string) ([][]float64, error) {
-		params := openai.EmbeddingNewParams{
-			Model: openai.EmbeddingModel(e.model),
-			Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: batch},
-		}
-		if e.dimensions > 0 {
-			params.Dimensions = param.NewOpt(int64(e.dimensions))
+		body, err := encodeJSON(oaEmbedRequest{Model: e.model, Input: batch, Dimensions: e.dimensions})
+		if err != nil {
+			return nil, fmt.Errorf("openai embed: %w: %w", ErrInvalidRequest, err)
 		}
 		var vecs [][]float64
-		err := e.do(ctx, "openai embed", e.model, func(ctx context.Context, doer *recordingDoer) error {
-			resp, err := e.svc.New(ctx, params, option.WithHTTPClient(doer))
-			if err != nil {
+		err = e.do(ctx, "openai embed", e.model, func(ctx context.Context, doer *recordingDoer) error {
+			var out oaEmbedResponse
+			if err := e.postJSON(ctx, doer, "/embeddings", body, &out); err != nil {
 				return err
 			}
-			vecs, err = embeddingsInOrder(resp, len(batch))
+			vecs, err = embeddingsInOrder(&out, len(batch))
 			if err != nil {
 				return &APIError{kind: ErrBadResponse, Message: err.Error()}
 			}
@@ -469,23 +565,40 @@ func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string, input InputT
 
 // embeddingsInOrder puts the answer's vectors in input order by their
 // index, which the protocol does not promise to keep sorted.
-func embeddingsInOrder(resp *openai.CreateEmbeddingResponse, n int) ([][]float64, error) {
-	if resp == nil || len(resp.Data) != n {
-		got := 0
-		if resp != nil {
-			got = len(resp.Data)
-		}
-		return nil, fmt.Errorf("%d embeddings for %d texts", got, n)
+func embeddingsInOrder(resp *oaEmbedResponse, n int) ([][]float64, error) {
+	if len(resp.Data) != n {
+		return nil, fmt.Errorf("%d embeddings for %d texts", len(resp.Data), n)
 	}
 	out := make([][]float64, n)
 	for _, d := range resp.Data {
-		if d.Index < 0 || int(d.Index) >= n || out[d.Index] != nil {
+		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
 			return nil, fmt.Errorf("embedding with a repeated or out-of-range index %d", d.Index)
 		}
-		if len(d.Embedding) == 0 {
-			return nil, fmt.Errorf("embedding %d is empty", d.Index)
+		v, err := decodeEmbedding(d.Embedding)
+		if err != nil || len(v) == 0 {
+			return nil, fmt.Errorf("embedding %d is empty or unreadable", d.Index)
 		}
-		out[d.Index] = d.Embedding
+		out[d.Index] = v
 	}
 	return out, nil
+}
+
+func decodeEmbedding(raw json.RawMessage) ([]float64, error) {
+	var v []float64
+	if err := json.Unmarshal(raw, &v); err == nil {
+		return v, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%4 != 0 {
+		return nil, errors.New("not base64 of float32s")
+	}
+	v = make([]float64, len(b)/4)
+	for i := range v {
+		v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[i*4:])))
+	}
+	return v, nil
 }

@@ -422,9 +422,10 @@ func TestOpenAIWithoutKeyAndWithQuery(t *testing.T) {
 	}
 }
 
-// TestOpenAIDoesNotReadSDKEnv: the SDK's client would read OPENAI_*
-// variables on its own; ours is told everything explicitly.
-func TestOpenAIDoesNotReadSDKEnv(t *testing.T) {
+// TestOpenAIReadsNoEnvironment: OpenAI's own tools read OPENAI_* variables
+// on their own; this client is told everything explicitly, so that the
+// choice made from the configuration is the one used.
+func TestOpenAIReadsNoEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "from-env")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("OPENAI_ORG_ID", "org-from-env")
