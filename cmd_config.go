@@ -262,7 +262,8 @@ type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
-REME_* environment variables. Secrets are shown only as "(set)".`
+REME_* environment variables. The "# model:" line says which provider and model
+are in use and why. Secrets are shown only as "(set)", credentials in URLs as ***.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {

@@ -84,10 +84,17 @@ func newCohereTransport(cfg Config) (*transport, *coherev2.Client, error) {
 		// The SDK's own retries sleep without watching ctx; ours do.
 		option.WithMaxAttempts(1),
 	}
+	return t, coherev2.NewClient(opts...), nil
+}
+
+// cohereCall is the per-request options of one attempt: its HTTP client,
+// and the base URL's query, which the SDK takes per request only.
+func (t *transport) cohereCall(doer *recordingDoer) []option.RequestOption {
+	opts := []option.RequestOption{option.WithHTTPClient(doer)}
 	if len(t.query) > 0 {
 		opts = append(opts, option.WithQueryParameters(t.query))
 	}
-	return t, coherev2.NewClient(opts...), nil
+	return opts
 }
 
 // String describes the client without its secrets, so that printing it by
@@ -103,7 +110,7 @@ func (c *Cohere) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	var resp *Response
 	err = c.do(ctx, "cohere chat", creq.Model, func(ctx context.Context, doer *recordingDoer) error {
-		cresp, err := c.sdk.Chat(ctx, creq, option.WithHTTPClient(doer))
+		cresp, err := c.sdk.Chat(ctx, creq, c.cohereCall(doer)...)
 		if err != nil {
 			return err
 		}

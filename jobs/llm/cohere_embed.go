@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	cohere "github.com/cohere-ai/cohere-go/v2"
-	"github.com/cohere-ai/cohere-go/v2/option"
 	coherev2 "github.com/cohere-ai/cohere-go/v2/v2"
 )
 
@@ -93,7 +92,7 @@ func (e *CohereEmbedder) Embed(ctx context.Context, texts []string, input InputT
 		}
 		var vecs [][]float64
 		err := e.do(ctx, "cohere embed", e.model, func(ctx context.Context, doer *recordingDoer) error {
-			resp, err := e.sdk.Embed(ctx, req, option.WithHTTPClient(doer))
+			resp, err := e.sdk.Embed(ctx, req, e.cohereCall(doer)...)
 			if err != nil {
 				return err
 			}
@@ -154,7 +153,7 @@ func (r *CohereReranker) Rerank(ctx context.Context, query string, docs []string
 	req := &cohere.V2RerankRequest{Model: r.model, Query: query, Documents: docs, TopN: &topN}
 	var out []Ranked
 	err := r.do(ctx, op, r.model, func(ctx context.Context, doer *recordingDoer) error {
-		resp, err := r.sdk.Rerank(ctx, req, option.WithHTTPClient(doer))
+		resp, err := r.sdk.Rerank(ctx, req, r.cohereCall(doer)...)
 		if err != nil {
 			return err
 		}

@@ -645,3 +645,36 @@ func (spaces) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestCohereHidesURLCredentials: a proxy URL with a token in its query
+// reaches the server with it, but neither that token nor the URL's user
+// information is ever shown.
+func TestCohereHidesURLCredentials(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		got = fmt.Sprintf("%s %s %s:%s", r.URL.Path, r.URL.RawQuery, user, pass)
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintf(w, `{"message":"upstream refused %s"}`, r.URL.RawQuery)
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://proxyuser:pw-SECRET-1@", 1) + "?token=tok-SECRET-2"
+	c, _ := newTestCohere(t, base, func(cfg *llm.Config) { cfg.MaxRetries = -1 })
+	_, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	if !errors.Is(err, llm.ErrServer) {
+		t.Fatalf("error = %v, want ErrServer", err)
+	}
+	if got != "/v2/chat token=tok-SECRET-2 :" {
+		t.Errorf("server saw %q, want the path and the query token", got)
+	}
+	down, _ := newTestCohere(t, "http://proxyuser:pw-SECRET-1@127.0.0.1:1?token=tok-SECRET-2", func(cfg *llm.Config) { cfg.MaxRetries = -1 })
+	_, downErr := down.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	for _, s := range []string{err.Error(), fmt.Sprint(downErr), c.String(), fmt.Sprint(llm.Config{BaseURL: base})} {
+		if strings.Contains(s, "SECRET") || strings.Contains(s, "proxyuser") {
+			t.Errorf("credentials shown: %s", s)
+		}
+	}
+	if downErr == nil || !strings.Contains(downErr.Error(), "http://***@127.0.0.1:1/v2/chat?token=***") {
+		t.Errorf("connection error = %v", downErr)
+	}
+}
