@@ -154,6 +154,29 @@ func (m Message) lastText() string {
 	return ""
 }
 
+// messageParts returns the texts of m's text parts and whether it carries
+// images, refusing what no provider takes: a part with both text and an
+// image, images outside user messages, tool calls outside assistant ones.
+func messageParts(m Message) (texts []string, hasImg bool, err error) {
+	for _, p := range m.Parts {
+		if p.Text != "" && p.ImageURL != "" {
+			return nil, false, errors.New("part has both text and image_url")
+		}
+		if p.ImageURL != "" {
+			hasImg = true
+		} else {
+			texts = append(texts, p.Text)
+		}
+	}
+	if hasImg && m.Role != RoleUser {
+		return nil, false, errors.New("only user messages may carry images")
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return nil, false, errors.New("only assistant messages may carry tool calls")
+	}
+	return texts, hasImg, nil
+}
+
 // hasImage reports whether any message carries an image part.
 func hasImage(msgs []Message) bool {
 	for _, m := range msgs {

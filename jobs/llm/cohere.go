@@ -162,23 +162,9 @@ func toCohereRequest(req Request, model, visionModel string) (*cohere.V2ChatRequ
 }
 
 func toCohereMessage(m Message) (*cohere.ChatMessageV2, error) {
-	var texts []string
-	hasImg := false
-	for _, p := range m.Parts {
-		if p.Text != "" && p.ImageURL != "" {
-			return nil, errors.New("part has both text and image_url")
-		}
-		if p.ImageURL != "" {
-			hasImg = true
-		} else {
-			texts = append(texts, p.Text)
-		}
-	}
-	if hasImg && m.Role != RoleUser {
-		return nil, errors.New("only user messages may carry images")
-	}
-	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return nil, errors.New("only assistant messages may carry tool calls")
+	texts, hasImg, err := messageParts(m)
+	if err != nil {
+		return nil, err
 	}
 	switch m.Role {
 	case RoleSystem:

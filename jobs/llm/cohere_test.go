@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -138,27 +136,7 @@ func TestCohereGoldenRequests(t *testing.T) {
 			if len(reqs) != 1 {
 				t.Fatalf("server got %d requests, want 1", len(reqs))
 			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, reqs[0], "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			got.WriteByte('\n')
-			golden := filepath.Join("testdata", "golden", "request_"+tt.name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if diff := cmp.Diff(string(want), got.String()); diff != "" {
-				t.Errorf("request body mismatch (-golden +got):\n%s", diff)
-			}
+			checkGolden(t, "request_"+tt.name, reqs[0])
 		})
 	}
 }
@@ -467,7 +445,9 @@ func TestCohereCancelDuringRequest(t *testing.T) {
 	}
 }
 
-func TestCohereInvalidRequests(t *testing.T) {
+// TestInvalidRequests: what a provider cannot express is refused before
+// any request, in the same words by both clients.
+func TestInvalidRequests(t *testing.T) {
 	tests := []struct {
 		name string
 		req  llm.Request
@@ -480,21 +460,26 @@ func TestCohereInvalidRequests(t *testing.T) {
 		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "developer", Parts: []llm.Part{{Text: "x"}}}}}, `unknown role "developer"`},
 		{"empty assistant", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant}}}, "no content and no tool calls"},
 		{"empty user", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser}}}, "no content"},
+		{"tool calls on a user message", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: "x"}}, ToolCalls: []llm.ToolCall{{ID: "a", Name: "b"}}}}}, "only assistant messages may carry tool calls"},
 		{"tool call without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{Name: "x"}}}}}, "tool call without id"},
 		{"bad parameters", llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "x")}, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.NewFakeCohereServer(t)
-			c, _ := newTestCohere(t, srv.URL(), nil)
-			_, err := c.Chat(t.Context(), tt.req)
-			if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
-			}
-			if n := len(srv.Requests()); n != 0 {
-				t.Errorf("server got %d requests, want none", n)
-			}
-		})
+	cohereSrv := llmtest.NewFakeCohereServer(t)
+	openAISrv := llmtest.NewFakeOpenAIServer(t)
+	cohere, _ := newTestCohere(t, cohereSrv.URL(), nil)
+	openAI, _ := newTestOpenAI(t, openAISrv.URL(), nil)
+	for _, c := range []llm.Client{cohere, openAI} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprint(c)+"/"+tt.name, func(t *testing.T) {
+				_, err := c.Chat(t.Context(), tt.req)
+				if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
+				}
+			})
+		}
+	}
+	if n := len(cohereSrv.Requests()) + len(openAISrv.Requests()); n != 0 {
+		t.Errorf("servers got %d requests, want none", n)
 	}
 }
 

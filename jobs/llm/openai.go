@@ -278,23 +278,9 @@ func (c *OpenAI) toRequest(req Request) (*oaRequest, error) {
 // except in user messages with images: many compatible servers accept
 // content lists only there.
 func toOpenAIMessage(m Message) (oaMessage, error) {
-	var texts []string
-	hasImg := false
-	for _, p := range m.Parts {
-		if p.Text != "" && p.ImageURL != "" {
-			return oaMessage{}, errors.New("part has both text and image_url")
-		}
-		if p.ImageURL != "" {
-			hasImg = true
-		} else {
-			texts = append(texts, p.Text)
-		}
-	}
-	if hasImg && m.Role != RoleUser {
-		return oaMessage{}, errors.New("only user messages may carry images")
-	}
-	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return oaMessage{}, errors.New("only assistant messages may carry tool calls")
+	texts, hasImg, err := messageParts(m)
+	if err != nil {
+		return oaMessage{}, err
 	}
 	text := strings.Join(texts, "\n\n")
 	switch m.Role {

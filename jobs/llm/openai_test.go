@@ -344,37 +344,6 @@ func TestOpenAIErrors(t *testing.T) {
 	}
 }
 
-func TestOpenAIInvalidRequests(t *testing.T) {
-	tests := []struct {
-		name string
-		req  llm.Request
-		want string
-	}{
-		{"no messages", llm.Request{}, "no messages"},
-		{"image in system", llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Parts: []llm.Part{{ImageURL: tinyPNG}}}}}, "only user messages may carry images"},
-		{"both text and image", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: "a", ImageURL: tinyPNG}}}}}, "both text and image_url"},
-		{"tool without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleTool, Parts: []llm.Part{{Text: "x"}}}}}, "no tool_call_id"},
-		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "developer", Parts: []llm.Part{{Text: "x"}}}}}, `unknown role "developer"`},
-		{"empty assistant", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant}}}, "no content and no tool calls"},
-		{"tool calls on a user message", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: "x"}}, ToolCalls: []llm.ToolCall{{ID: "a", Name: "b"}}}}}, "only assistant messages may carry tool calls"},
-		{"tool call without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{Name: "x"}}}}}, "tool call without id"},
-		{"bad parameters", llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "x")}, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.NewFakeOpenAIServer(t)
-			c, _ := newTestOpenAI(t, srv.URL(), nil)
-			_, err := c.Chat(t.Context(), tt.req)
-			if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
-			}
-			if n := len(srv.Requests()); n != 0 {
-				t.Errorf("server got %d requests, want none", n)
-			}
-		})
-	}
-}
-
 func TestNewOpenAIConfig(t *testing.T) {
 	tests := []struct {
 		name string
