@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -514,4 +515,46 @@ func TestRunAgentOverOpenAI(t *testing.T) {
 			t.Errorf("second request lacks %s:\n%s", want, second)
 		}
 	}
+}
+
+func FuzzParseOpenAIResponse(f *testing.F) {
+	f.Add(`{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	f.Add(`{"choices":[{"message":{"content":[{"type":"text","text":"a"}],"tool_calls":[{"function":{"name":"r","arguments":{"p":1}}}]}}]}`)
+	f.Add(`{"choices":[{"message":{"function_call":{"name":"r","arguments":"\"{\\\"a\\\":1}\""}}}]}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		resp, err := llm.ParseOpenAIResponse([]byte(body))
+		if err != nil {
+			return
+		}
+		for _, tc := range resp.Message.ToolCalls {
+			if tc.Name == "" || len(tc.Arguments) == 0 {
+				t.Errorf("accepted a tool call without name or arguments: %+v", tc)
+			}
+		}
+	})
+}
+
+func FuzzRedactURL(f *testing.F) {
+	f.Add("https://user:hunter2pass@example.com/v1?token=qtok-secret", "hunter2pass")
+	f.Add("http://127.0.0.1:11434/v1", "")
+	f.Fuzz(func(t *testing.T, raw, secret string) {
+		shown := llm.RedactURL(raw)
+		u, err := url.Parse(raw)
+		if err != nil {
+			if shown != "" && shown != "(invalid URL)" {
+				t.Errorf("RedactURL(%q) = %q for a URL that does not parse", raw, shown)
+			}
+			return
+		}
+		if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(shown, pw) && !strings.Contains(u.Host+u.Path, pw) {
+			t.Errorf("RedactURL(%q) = %q shows the password", raw, shown)
+		}
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				if len(v) >= 4 && strings.Contains(shown, v) && !strings.Contains(u.Scheme+u.Host+u.Path, v) && !strings.Contains(u.RawQuery, "&"+v) {
+					t.Errorf("RedactURL(%q) = %q shows the query value %q", raw, shown, v)
+				}
+			}
+		}
+	})
 }
