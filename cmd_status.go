@@ -119,17 +119,18 @@ func (statusCmd) Run(ctx context.Context, app *App) error {
 		fmt.Fprintf(w, "            %s: the frontmatter does not parse\n", p)
 	}
 	fmt.Fprintf(w, "profile     %s (%s)\n", m.Profile, store.ProfilePath)
+	listing := fmt.Sprintf("lists all %d entries (bounds %s)", m.Entries, m.IndexBounds)
+	if m.IndexOmitted > 0 {
+		listing = fmt.Sprintf("lists %d of %d entries: %d do not fit within its bounds (%s; memory.index_max_lines, memory.index_max_bytes)",
+			m.IndexListed, m.Entries, m.IndexOmitted, m.IndexBounds)
+	}
 	switch {
 	case m.Entries == 0 && !ws.Exists(store.MemoryIndexPath):
 		fmt.Fprintln(w, "MEMORY.md   none yet (no entries)")
-	case m.IndexOmitted > 0:
-		fmt.Fprintf(w, "MEMORY.md   lists %d of %d entries: %d do not fit within its bounds (%s; memory.index_max_lines, memory.index_max_bytes)\n",
-			m.IndexListed, m.Entries, m.IndexOmitted, m.IndexBounds)
+	case !m.IndexCurrent:
+		fmt.Fprintf(w, "MEMORY.md   out of date (entries changed by hand): reme memory_reindex rewrites it; then it %s\n", listing)
 	default:
-		fmt.Fprintf(w, "MEMORY.md   lists all %d entries (bounds %s)\n", m.Entries, m.IndexBounds)
-	}
-	if !m.IndexCurrent {
-		fmt.Fprintln(w, "            out of date (entries changed by hand): reme memory_reindex rewrites it")
+		fmt.Fprintf(w, "MEMORY.md   %s\n", listing)
 	}
 	return nil
 }
