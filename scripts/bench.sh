@@ -66,3 +66,42 @@ echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]
 go test -run '^$' -bench 'PrepareJPEG4000x3000$' -benchmem -count 5 ./vision/ | awk '/^Benchmark/ {print $3/1e6}' | sort -n |
   awk '{a[NR]=$1} END {printf "vision: prepare 4000x3000 JPEG      median %.0f ms  (min %.0f, max %.0f, %d runs)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
 VISION_PEAK_RSS=1 go test -run TestPeakRSS -v ./vision | sed -n 's/.*peak RSS .* after reading the file, \(.*\) after Prepare/vision: prepare peak RSS               \1/p'
+
+# reme context without a model: 1,000 long-term entries and N cards, on a
+# workspace of its own; "today" is the last day of the corpus so that the
+# day's and yesterday's cards are excerpted.
+cws="$dir/cws"
+go run ./scripts/gencorpus -n "$N" -out "$cws" 2>/dev/null
+mkdir -p "$cws/memory/entries"
+types=(user feedback project reference)
+topics=(deploy search billing login oncall roadmap editor review backup alerts)
+for i in $(seq 0 999); do
+  t=${types[$((i % 4))]} topic=${topics[$((i % 10))]}
+  body="The $topic fact number $i: look at page $((i * 7 % 101)) of the $topic runbook."
+  [ "$t" = feedback ] && body="Prefer $topic answers of style $i."$'\n'"Why: said so on day $((i % 97))."$'\n'"How to apply: use style $i for $topic."
+  printf -- '---\ntype: %s\nname: entry-%04d\ndescription: %s note %d\ncreated: 2025-%02d-%02d\nupdated: 2025-%02d-%02d\n---\n\n%s\n' \
+    "$t" "$i" "$topic" "$i" $((1 + i % 12)) $((1 + i % 28)) $((1 + i % 12)) $((1 + i % 28)) "$body" > "$cws/memory/entries/entry-$(printf %04d "$i").md"
+done
+printf -- '---\nname: Dana\nrole: backend engineer\n---\n\nTen years of Go; new to frontend. Prefers bullet answers.\n' > "$cws/memory/profile.md"
+unset COHERE_API_KEY REME_LLM_BASE_URL
+export REME_NOW=2025-12-31T12:00:00Z REME_TIMEZONE=UTC
+"$reme" -w "$cws" reindex > /dev/null 2>&1
+"$reme" -w "$cws" memory_reindex > /dev/null
+for q in "how should I format deploy answers" "登录流程" "what is on the billing runbook"; do
+  "$run" -name "context ($N cards, 1000 entries): $q" -n "$RUNS" -- "$reme" -w "$cws" context "$q"
+done
+"$run" -name "context, Claude Code hook (session state)" -n "$RUNS" -- sh -c \
+  "echo '{\"session_id\":\"bench\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"deploy canary rollback\"}' | '$reme' -w '$cws' context --format claude-code"
+
+# budget adherence: every output within its budget, and how full it is
+over=0 total=0 fills=()
+for b in 256 512 1024 2048 4096 8192 16384; do
+  for q in "deploy answers" "登录流程" "billing runbook page" "nothing matches zzz"; do
+    bytes=$("$reme" -w "$cws" context --budget "$b" "$q" | wc -c)
+    total=$((total + 1))
+    [ "$bytes" -gt "$b" ] && over=$((over + 1))
+    fills+=($((bytes * 100 / b)))
+  done
+done
+sorted=($(printf '%s\n' "${fills[@]}" | sort -n))
+echo "context budget adherence             $over of $total outputs over budget (7 budgets 256 B-16 KB x 4 queries); fill median ${sorted[$((total / 2))]} %, min ${sorted[0]} %"
