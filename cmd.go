@@ -41,6 +41,7 @@ type cli struct {
 	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
 	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
 	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`

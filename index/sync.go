@@ -170,6 +170,18 @@ func (ix *Index) UpdatePaths(ctx context.Context, paths ...string) error {
 	return nil
 }
 
+func uniqueStrings(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // loadScanCache reads the cached listings, still encoded: most folders
 // are compared byte for byte and never decoded.
 func (ix *Index) loadScanCache(ctx context.Context) (map[string][]byte, error) {
@@ -210,18 +222,26 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	dirs := map[string]bool{}
 	var reads []change
+	// Links are resolved against the notes as they will be when this
+	// transaction commits; notes that appear or go change where the links
+	// that name them lead.
+	files := ix.newLinkFiles(ctx, tx, !full)
+	var renamed []string
 	for _, c := range changes {
 		dirs[path.Dir(c.path)] = true
 		if c.kind == "deleted" {
+			files.remove(c.path)
 			existed, err := w.deleteNote(ctx, c.path)
 			if err != nil {
 				return err
 			}
 			if existed {
 				rep.Deleted++
+				renamed = append(renamed, store.LinkName(c.path))
 			}
 			continue
 		}
+		files.add(c.path)
 		reads = append(reads, c)
 	}
 	type result struct {
@@ -268,6 +288,8 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		if r.err != nil {
 			if errors.Is(r.err, fs.ErrNotExist) {
 				// Vanished since the scan: make sure no stale row survives.
+				files.remove(r.c.path)
+				renamed = append(renamed, store.LinkName(r.c.path))
 				if _, err := w.deleteNote(ctx, r.c.path); err != nil {
 					firstErr = err
 				}
@@ -285,6 +307,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			}
 			continue
 		}
+		files.resolve(r.rec)
 		status, err := w.upsert(ctx, r.rec, full)
 		if err != nil {
 			firstErr = err
@@ -293,6 +316,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		switch status {
 		case upsertAdded:
 			rep.Added++
+			renamed = append(renamed, store.LinkName(r.c.path))
 		case upsertModified:
 			rep.Modified++
 		}
@@ -308,8 +332,17 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
+	if firstErr == nil {
+		firstErr = files.err
+	}
 	if firstErr != nil {
 		return firstErr
+	}
+	if !full && len(renamed) > 0 {
+		// a rebuild resolved every link against the final set already
+		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), uniqueStrings(renamed)); err != nil {
+			return err
+		}
 	}
 	if full {
 		if err := w.rebuildScanCache(ctx); err != nil {

@@ -105,7 +105,7 @@ func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error)
 		if err != nil {
 			return err
 		}
-		final = store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
+		final = store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote)
 		if final == nil {
 			final = []string{}
 		}
