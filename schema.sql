@@ -42,13 +42,13 @@ CREATE TABLE links (
   written    TEXT NOT NULL,                   -- the target as written (markdown: percent-decoded)
   markdown   INTEGER NOT NULL DEFAULT 0,      -- [text](path) rather than [[path]]
   field      TEXT NOT NULL DEFAULT '',        -- the frontmatter key holding it; '' in the body
-  name       TEXT NOT NULL,                   -- lower-case file name it can match, without .md
+  name       TEXT,                            -- lower-case file name it can match, without .md; NULL when it names its file exactly
   status     TEXT NOT NULL,                   -- exact, short, ambiguous or missing
   candidates TEXT NOT NULL DEFAULT ''         -- ambiguous: the matching files, one per line
 );
 CREATE INDEX links_target ON links(target);
 CREATE INDEX links_note ON links(note_id);
-CREATE INDEX links_name ON links(name);
+CREATE INDEX links_name ON links(name) WHERE name IS NOT NULL;
 
 -- The name each note is found by from a short link ([[note]]): its file
 -- name, lower-case, without .md.

@@ -94,6 +94,9 @@ func (f *linkFiles) pretend(rel string, present bool) {
 func (f *linkFiles) isNote(rel string) bool { return store.IsNotePath(rel, f.ix.opt.Roots) }
 
 func (f *linkFiles) Exists(rel string) bool {
+	if f.added[rel] {
+		return true
+	}
 	if f.isNote(rel) {
 		switch {
 		case f.removed[rel]:
@@ -210,57 +213,75 @@ func (f *linkFiles) resolve(r *record) {
 	}
 }
 
-// reresolve resolves again the stored links whose name is one of names:
-// a note with that name was added or removed, so they may now lead
-// elsewhere, or nowhere, or become (un)ambiguous.
-func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names []string) error {
-	sort.Strings(names)
-	update, err := tx.PrepareContext(ctx, `UPDATE links SET target = ?, status = ?, candidates = ? WHERE rowid = ?`)
+// reresolve resolves again the stored links that notes coming or going
+// may change: those by the name of an added or removed note, and those
+// that named a removed note exactly. They may now lead elsewhere, or
+// nowhere, or become (un)ambiguous.
+func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names, removed []string) error {
+	links, err := linksNaming(ctx, tx, names, removed)
+	if err != nil {
+		return err
+	}
+	update, err := tx.PrepareContext(ctx, `UPDATE links SET target = ?, status = ?, candidates = ?, name = ? WHERE rowid = ?`)
 	if err != nil {
 		return fmt.Errorf("resolve links: %w", err)
 	}
 	defer update.Close()
-	for len(names) > 0 {
-		batch := names[:min(len(names), 500)]
-		names = names[len(batch):]
-		args := make([]any, len(batch))
-		for i, n := range batch {
-			args[i] = n
+	for _, li := range links {
+		l := linkRow{Link: store.Link{Target: li.Written, Markdown: li.Markdown}}
+		l.res = store.ResolveLink(li.From, l.Link, f)
+		name := linkName(l)
+		if l.res.Path == li.Target && string(l.res.Status) == li.Status && strings.Join(l.res.Candidates, "\n") == strings.Join(li.Candidates, "\n") && (name != nil) == li.named {
+			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT l.rowid, n.path, l.written, l.markdown, l.target, l.status, l.candidates
-			FROM links l JOIN notes n ON n.id = l.note_id WHERE l.name IN (`+placeholders(len(batch))+`)`, args...)
-		if err != nil {
+		if _, err := update.ExecContext(ctx, l.res.Path, string(l.res.Status), strings.Join(l.res.Candidates, "\n"), name, li.id); err != nil {
 			return fmt.Errorf("resolve links: %w", err)
-		}
-		type change struct {
-			id  int64
-			res store.Resolution
-		}
-		var changes []change
-		for rows.Next() {
-			var id int64
-			var from, written, target, status, cands string
-			var markdown bool
-			if err := rows.Scan(&id, &from, &written, &markdown, &target, &status, &cands); err != nil {
-				rows.Close()
-				return fmt.Errorf("resolve links: %w", err)
-			}
-			res := store.ResolveLink(from, store.Link{Target: written, Markdown: markdown}, f)
-			if res.Path != target || string(res.Status) != status || strings.Join(res.Candidates, "\n") != cands {
-				changes = append(changes, change{id, res})
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("resolve links: %w", err)
-		}
-		for _, c := range changes {
-			if _, err := update.ExecContext(ctx, c.res.Path, string(c.res.Status), strings.Join(c.res.Candidates, "\n"), c.id); err != nil {
-				return fmt.Errorf("resolve links: %w", err)
-			}
 		}
 	}
 	return f.err
+}
+
+// linksNaming lists, once each, the stored links by one of names, or whose
+// target is one of targets, by note and position.
+func linksNaming(ctx context.Context, q querier, names, targets []string) ([]LinkInfo, error) {
+	var out []LinkInfo
+	seen := map[int64]bool{}
+	for _, by := range []struct {
+		col  string
+		vals []string
+	}{{"l.name", names}, {"l.target", targets}} {
+		vals := by.vals
+		for len(vals) > 0 {
+			batch := vals[:min(len(vals), 500)]
+			vals = vals[len(batch):]
+			args := make([]any, len(batch))
+			for i, v := range batch {
+				args[i] = v
+			}
+			rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+				WHERE `+by.col+` IN (`+placeholders(len(batch))+`)`, args...)
+			if err != nil {
+				return nil, fmt.Errorf("find links: %w", err)
+			}
+			found, err := scanLinks(rows)
+			if err != nil {
+				return nil, err
+			}
+			for _, li := range found {
+				if !seen[li.id] {
+					seen[li.id] = true
+					out = append(out, li)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].From != out[j].From {
+			return out[i].From < out[j].From
+		}
+		return out[i].id < out[j].id
+	})
+	return out, nil
 }
 
 // LinkInfo is one link as the index knows it.
@@ -275,6 +296,8 @@ type LinkInfo struct {
 	Status     string   `json:"status"` // exact, short, ambiguous, missing
 	Target     string   `json:"target"` // the file it leads to (for ambiguous and missing links, the path it names)
 	Candidates []string `json:"candidates,omitempty"`
+	id         int64
+	named      bool // stored with a name (not a link naming its file exactly)
 }
 
 // LinkReport lists a note's links both ways, or the workspace's links that
@@ -293,7 +316,7 @@ type LinkQuery struct {
 	Missing   bool   // problems: links to no file
 }
 
-const linkColumns = `n.path, l.line, l.field, l.written, l.markdown, l.embed, l.anchor, l.status, l.target, l.candidates`
+const linkColumns = `n.path, l.line, l.field, l.written, l.markdown, l.embed, l.anchor, l.status, l.target, l.candidates, l.rowid, l.name IS NOT NULL`
 
 func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 	defer rows.Close()
@@ -301,7 +324,7 @@ func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 	for rows.Next() {
 		var li LinkInfo
 		var cands string
-		if err := rows.Scan(&li.From, &li.Line, &li.Field, &li.Written, &li.Markdown, &li.Embed, &li.Anchor, &li.Status, &li.Target, &cands); err != nil {
+		if err := rows.Scan(&li.From, &li.Line, &li.Field, &li.Written, &li.Markdown, &li.Embed, &li.Anchor, &li.Status, &li.Target, &cands, &li.id, &li.named); err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
 		}
 		if cands != "" {
@@ -392,5 +415,12 @@ func (ix *Index) ambiguousFor(ctx context.Context, paths []string) ([]LinkInfo, 
 // within reports whether p is dir or under it.
 func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
-// linkName is the name a stored link is looked up by.
-func linkName(l store.Link) string { return store.LinkName(strings.TrimSpace(l.Target)) }
+// linkName is the name a stored link is looked up by when notes come and
+// go; NULL for a link that names its file exactly (most of ReMe's), which
+// only that file's removal can change and which is found by its target.
+func linkName(l linkRow) any {
+	if l.res.AsWritten {
+		return nil
+	}
+	return store.LinkName(strings.TrimSpace(l.Target))
+}

@@ -641,44 +641,32 @@ func (ix *Index) countInbound(ctx context.Context, res *DeleteResult) error {
 	sort.Strings(res.Files)
 	gone := map[string]bool{}
 	before := ix.newLinkFiles(ctx, ix.db, true)
-	var names []any
-	seen := map[string]bool{}
+	var names []string
 	for _, f := range res.Files {
 		gone[f] = true
 		before.pretend(f, true)
-		if n := store.LinkName(f); !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
+		names = append(names, store.LinkName(f))
 	}
-	for len(names) > 0 {
-		batch := names[:min(len(names), 500)]
-		names = names[len(batch):]
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
-			WHERE l.name IN (`+placeholders(len(batch))+`) ORDER BY n.path, l.line, l.rowid`, batch...)
-		if err != nil {
-			return fmt.Errorf("count inbound links: %w", err)
+	// links by a removed file's name, and those that named one exactly
+	links, err := linksNaming(ctx, ix.db, uniqueStrings(names), res.Files)
+	if err != nil {
+		return err
+	}
+	for _, li := range links {
+		if gone[li.From] || within(li.From, res.Path) {
+			continue
 		}
-		links, err := scanLinks(rows)
-		if err != nil {
-			return err
-		}
-		for _, li := range links {
-			if gone[li.From] || within(li.From, res.Path) {
-				continue
+		r := store.ResolveLink(li.From, store.Link{Target: li.Written, Markdown: li.Markdown}, before)
+		switch {
+		case r.Status.Resolves() && gone[r.Path]:
+			if res.Inbound.ByFile[li.From] == 0 {
+				res.Inbound.FilesTouched++
 			}
-			r := store.ResolveLink(li.From, store.Link{Target: li.Written, Markdown: li.Markdown}, before)
-			switch {
-			case r.Status.Resolves() && gone[r.Path]:
-				if res.Inbound.ByFile[li.From] == 0 {
-					res.Inbound.FilesTouched++
-				}
-				res.Inbound.ByFile[li.From]++
-				res.Inbound.LinksTotal++
-			case r.Status == store.LinkAmbiguous && anyIn(r.Candidates, gone):
-				li.Status, li.Target, li.Candidates = string(r.Status), r.Path, r.Candidates
-				res.Inbound.Ambiguous = append(res.Inbound.Ambiguous, li)
-			}
+			res.Inbound.ByFile[li.From]++
+			res.Inbound.LinksTotal++
+		case r.Status == store.LinkAmbiguous && anyIn(r.Candidates, gone):
+			li.Status, li.Target, li.Candidates = string(r.Status), r.Path, r.Candidates
+			res.Inbound.Ambiguous = append(res.Inbound.Ambiguous, li)
 		}
 	}
 	return before.err

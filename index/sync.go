@@ -226,7 +226,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	// transaction commits; notes that appear or go change where the links
 	// that name them lead.
 	files := ix.newLinkFiles(ctx, tx, !full)
-	var renamed []string
+	var renamed, removed []string
 	for _, c := range changes {
 		dirs[path.Dir(c.path)] = true
 		if c.kind == "deleted" {
@@ -238,6 +238,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			if existed {
 				rep.Deleted++
 				renamed = append(renamed, store.LinkName(c.path))
+				removed = append(removed, c.path)
 			}
 			continue
 		}
@@ -290,6 +291,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 				// Vanished since the scan: make sure no stale row survives.
 				files.remove(r.c.path)
 				renamed = append(renamed, store.LinkName(r.c.path))
+				removed = append(removed, r.c.path)
 				if _, err := w.deleteNote(ctx, r.c.path); err != nil {
 					firstErr = err
 				}
@@ -340,7 +342,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if !full && len(renamed) > 0 {
 		// a rebuild resolved every link against the final set already
-		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), uniqueStrings(renamed)); err != nil {
+		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), uniqueStrings(renamed), removed); err != nil {
 			return err
 		}
 	}

@@ -134,7 +134,7 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	}
 	for _, l := range r.links {
 		if _, err := w.stmts["link"].ExecContext(ctx, id, l.res.Path, l.Anchor, l.Alias, l.Embed, l.Line,
-			l.Target, l.Markdown, l.field, linkName(l.Link), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
+			l.Target, l.Markdown, l.field, linkName(l), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
 			return err
 		}
 	}

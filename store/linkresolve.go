@@ -36,6 +36,10 @@ type Resolution struct {
 	Path       string
 	Status     LinkStatus
 	Candidates []string // the files an ambiguous link may mean, sorted
+	// AsWritten: the link names its file exactly (the path as written,
+	// extension included, found first). Only that file's removal can change
+	// where such a link leads; no file added elsewhere can.
+	AsWritten bool
 }
 
 // LinkName is the name a file is found by from a short link: its last
@@ -75,13 +79,13 @@ func ResolveLink(from string, l Link, files LinkFiles) Resolution {
 	default:
 		exact = []string{cleanRel(t)}
 	}
-	for _, p := range exact {
+	for i, p := range exact {
 		if p == "" {
 			continue
 		}
-		for _, q := range withMD(p) {
+		for j, q := range withMD(p) {
 			if files.Exists(q) {
-				return Resolution{Path: q, Status: LinkExact}
+				return Resolution{Path: q, Status: LinkExact, AsWritten: i == 0 && j == 0}
 			}
 		}
 	}

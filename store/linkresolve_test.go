@@ -105,41 +105,41 @@ func TestResolveLink(t *testing.T) {
 		markdown bool
 		want     Resolution
 	}{
-		{"literal path (ReMe)", "digest/wiki/solar.md", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}},
-		{"literal path without .md", "digest/wiki/solar", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}},
-		{"literal non-note", "session/dialog/abc.jsonl", false, Resolution{"session/dialog/abc.jsonl", LinkExact, nil}},
-		{"missing literal keeps its path", "digest/wiki/gone.md", false, Resolution{"digest/wiki/gone.md", LinkMissing, nil}},
-		{"short name", "solar", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}},
-		{"short name with .md", "solar.md", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}},
-		{"case does not matter", "SOLAR", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}},
-		{"name with spaces", "notes on auth", false, Resolution{"daily/2026-06-20/Notes On Auth.md", LinkShort, nil}},
-		{"ambiguous name", "oidc", false, Resolution{"oidc", LinkAmbiguous, []string{"digest/personal/oidc.md", "digest/wiki/oidc.md"}}},
-		{"folder/note disambiguates", "wiki/oidc", false, Resolution{"digest/wiki/oidc.md", LinkShort, nil}},
-		{"suffix matches whole segments only", "iki/oidc", false, Resolution{"iki/oidc", LinkMissing, nil}},
-		{"longer suffix", "wiki/people/alice", false, Resolution{"digest/wiki/people/Alice.md", LinkShort, nil}},
-		{"ambiguous suffix", "people/alice", false, Resolution{"people/alice", LinkAmbiguous, []string{"digest/team/people/alice.md", "digest/wiki/people/Alice.md"}}},
-		{"root file wins over the name search", "MEMORY", false, Resolution{"MEMORY.md", LinkExact, nil}},
-		{"attachment by name", "diagram.png", false, Resolution{"assets/diagram.png", LinkShort, nil}},
-		{"attachment name needs its extension", "diagram", false, Resolution{"diagram", LinkMissing, nil}},
-		{"relative ./", "./Notes On Auth", false, Resolution{"daily/2026-06-20/Notes On Auth.md", LinkExact, nil}},
-		{"relative ../", "../2026-06-19/retro", false, Resolution{"daily/2026-06-19/retro.md", LinkExact, nil}},
-		{"relative is not searched", "./solar", false, Resolution{"daily/2026-06-20/solar", LinkMissing, nil}},
-		{"absolute", "/digest/wiki/solar", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}},
-		{"absolute is not searched", "/solar", false, Resolution{"solar", LinkMissing, nil}},
-		{"escaping the workspace", "../../../etc/passwd", false, Resolution{"../../../etc/passwd", LinkMissing, nil}},
-		{"wikilink: workspace path first", "2026-06-20.md", false, Resolution{"2026-06-20.md", LinkAmbiguous, []string{"daily/2026-06-20.md", "digest/2026-06-20.md"}}},
-		{"markdown: relative first", "retro.md", true, Resolution{"daily/2026-06-19/retro.md", LinkShort, nil}},
-		{"markdown relative", "../2026-06-19/retro.md", true, Resolution{"daily/2026-06-19/retro.md", LinkExact, nil}},
-		{"markdown sibling", "Notes On Auth.md", true, Resolution{"daily/2026-06-20/Notes On Auth.md", LinkExact, nil}},
-		{"markdown from the root", "digest/wiki/solar.md", true, Resolution{"digest/wiki/solar.md", LinkExact, nil}},
-		{"markdown short", "solar", true, Resolution{"digest/wiki/solar.md", LinkShort, nil}},
-		{"markdown missing names a path by the note", "nope.md", true, Resolution{"daily/2026-06-20/nope.md", LinkMissing, nil}},
-		{"markdown to a resource", "../../resource/2026-06-20/q2 report.pdf", true, Resolution{"resource/2026-06-20/q2 report.pdf", LinkExact, nil}},
+		{"literal path (ReMe)", "digest/wiki/solar.md", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}},
+		{"literal path without .md", "digest/wiki/solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}},
+		{"literal non-note", "session/dialog/abc.jsonl", false, Resolution{Path: "session/dialog/abc.jsonl", Status: LinkExact}},
+		{"missing literal keeps its path", "digest/wiki/gone.md", false, Resolution{Path: "digest/wiki/gone.md", Status: LinkMissing}},
+		{"short name", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}},
+		{"short name with .md", "solar.md", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}},
+		{"case does not matter", "SOLAR", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}},
+		{"name with spaces", "notes on auth", false, Resolution{Path: "daily/2026-06-20/Notes On Auth.md", Status: LinkShort}},
+		{"ambiguous name", "oidc", false, Resolution{Path: "oidc", Status: LinkAmbiguous, Candidates: []string{"digest/personal/oidc.md", "digest/wiki/oidc.md"}}},
+		{"folder/note disambiguates", "wiki/oidc", false, Resolution{Path: "digest/wiki/oidc.md", Status: LinkShort}},
+		{"suffix matches whole segments only", "iki/oidc", false, Resolution{Path: "iki/oidc", Status: LinkMissing}},
+		{"longer suffix", "wiki/people/alice", false, Resolution{Path: "digest/wiki/people/Alice.md", Status: LinkShort}},
+		{"ambiguous suffix", "people/alice", false, Resolution{Path: "people/alice", Status: LinkAmbiguous, Candidates: []string{"digest/team/people/alice.md", "digest/wiki/people/Alice.md"}}},
+		{"root file wins over the name search", "MEMORY", false, Resolution{Path: "MEMORY.md", Status: LinkExact}},
+		{"attachment by name", "diagram.png", false, Resolution{Path: "assets/diagram.png", Status: LinkShort}},
+		{"attachment name needs its extension", "diagram", false, Resolution{Path: "diagram", Status: LinkMissing}},
+		{"relative ./", "./Notes On Auth", false, Resolution{Path: "daily/2026-06-20/Notes On Auth.md", Status: LinkExact}},
+		{"relative ../", "../2026-06-19/retro", false, Resolution{Path: "daily/2026-06-19/retro.md", Status: LinkExact}},
+		{"relative is not searched", "./solar", false, Resolution{Path: "daily/2026-06-20/solar", Status: LinkMissing}},
+		{"absolute", "/digest/wiki/solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}},
+		{"absolute is not searched", "/solar", false, Resolution{Path: "solar", Status: LinkMissing}},
+		{"escaping the workspace", "../../../etc/passwd", false, Resolution{Path: "../../../etc/passwd", Status: LinkMissing}},
+		{"wikilink: workspace path first", "2026-06-20.md", false, Resolution{Path: "2026-06-20.md", Status: LinkAmbiguous, Candidates: []string{"daily/2026-06-20.md", "digest/2026-06-20.md"}}},
+		{"markdown: relative first", "retro.md", true, Resolution{Path: "daily/2026-06-19/retro.md", Status: LinkShort}},
+		{"markdown relative", "../2026-06-19/retro.md", true, Resolution{Path: "daily/2026-06-19/retro.md", Status: LinkExact}},
+		{"markdown sibling", "Notes On Auth.md", true, Resolution{Path: "daily/2026-06-20/Notes On Auth.md", Status: LinkExact}},
+		{"markdown from the root", "digest/wiki/solar.md", true, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}},
+		{"markdown short", "solar", true, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}},
+		{"markdown missing names a path by the note", "nope.md", true, Resolution{Path: "daily/2026-06-20/nope.md", Status: LinkMissing}},
+		{"markdown to a resource", "../../resource/2026-06-20/q2 report.pdf", true, Resolution{Path: "resource/2026-06-20/q2 report.pdf", Status: LinkExact}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ResolveLink(from, Link{Target: tt.target, Markdown: tt.markdown}, files)
-			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Resolution{}, "AsWritten")); diff != "" {
 				t.Fatalf("ResolveLink(%q) (-want +got):\n%s", tt.target, diff)
 			}
 		})
@@ -158,18 +158,18 @@ func TestLinkTextFor(t *testing.T) {
 		orig         Resolution
 		dst, want    string
 	}{
-		{"literal stays literal", "digest/wiki/solar.md", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}, dst, dst},
-		{"literal without .md", "digest/wiki/solar", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}, dst, "digest/energy/solar-power"},
-		{"short stays short", "solar", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}, dst, "solar-power"},
-		{"short with .md", "Solar.md", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}, dst, "solar-power.md"},
-		{"short grows when the name is taken", "wiki/oidc", false, Resolution{"digest/wiki/oidc.md", LinkShort, nil}, "digest/energy/oidc.md", "energy/oidc"},
-		{"relative stays relative", "../../digest/wiki/solar.md", true, Resolution{"digest/wiki/solar.md", LinkExact, nil}, dst, "../../digest/energy/solar-power.md"},
-		{"./ kept", "./solar", false, Resolution{"daily/2026-06-20/solar.md", LinkExact, nil}, "daily/2026-06-20/sun.md", "./sun"},
-		{"./ becomes ../", "./solar", false, Resolution{"daily/2026-06-20/solar.md", LinkExact, nil}, "daily/2026-06-19/retro.md", "../2026-06-19/retro"},
-		{"absolute stays absolute", "/digest/wiki/solar", false, Resolution{"digest/wiki/solar.md", LinkExact, nil}, dst, "/digest/energy/solar-power"},
-		{"markdown sibling", "solar.md", true, Resolution{"daily/2026-06-20/solar.md", LinkExact, nil}, "daily/2026-06-19/retro.md", "../2026-06-19/retro.md"},
-		{"markdown from the root", "digest/wiki/solar.md", true, Resolution{"digest/wiki/solar.md", LinkExact, nil}, dst, dst},
-		{"to a file that is not a note: the extension is written", "solar", false, Resolution{"digest/wiki/solar.md", LinkShort, nil}, "resource/solar.pdf", "solar.pdf"},
+		{"literal stays literal", "digest/wiki/solar.md", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, dst},
+		{"literal without .md", "digest/wiki/solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, "digest/energy/solar-power"},
+		{"short stays short", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, dst, "solar-power"},
+		{"short with .md", "Solar.md", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, dst, "solar-power.md"},
+		{"short grows when the name is taken", "wiki/oidc", false, Resolution{Path: "digest/wiki/oidc.md", Status: LinkShort}, "digest/energy/oidc.md", "energy/oidc"},
+		{"relative stays relative", "../../digest/wiki/solar.md", true, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, "../../digest/energy/solar-power.md"},
+		{"./ kept", "./solar", false, Resolution{Path: "daily/2026-06-20/solar.md", Status: LinkExact}, "daily/2026-06-20/sun.md", "./sun"},
+		{"./ becomes ../", "./solar", false, Resolution{Path: "daily/2026-06-20/solar.md", Status: LinkExact}, "daily/2026-06-19/retro.md", "../2026-06-19/retro"},
+		{"absolute stays absolute", "/digest/wiki/solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, "/digest/energy/solar-power"},
+		{"markdown sibling", "solar.md", true, Resolution{Path: "daily/2026-06-20/solar.md", Status: LinkExact}, "daily/2026-06-19/retro.md", "../2026-06-19/retro.md"},
+		{"markdown from the root", "digest/wiki/solar.md", true, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, dst},
+		{"to a file that is not a note: the extension is written", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, "resource/solar.pdf", "solar.pdf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,6 +211,24 @@ func TestEncodeMarkdownDest(t *testing.T) {
 		}
 		if !tt.angle && decodeDest(got) != tt.p {
 			t.Errorf("%q does not decode back: %q", got, decodeDest(got))
+		}
+	}
+}
+
+// AsWritten marks the links that only their file's removal can change.
+func TestResolveLinkAsWritten(t *testing.T) {
+	files := newFileSet("digest/wiki/solar.md", "daily/2026-06-20/a.md", "MEMORY.md")
+	for target, want := range map[string]bool{
+		"digest/wiki/solar.md": true,  // ReMe's literal links
+		"digest/wiki/solar":    false, // "digest/wiki/solar" itself could appear
+		"solar":                false,
+		"MEMORY.md":            true,
+		"./a.md":               true,
+		"/MEMORY.md":           true,
+		"missing.md":           false,
+	} {
+		if got := ResolveLink("daily/2026-06-20/a.md", Link{Target: target}, files); got.AsWritten != want {
+			t.Errorf("%q: AsWritten = %v, want %v", target, got.AsWritten, want)
 		}
 	}
 }

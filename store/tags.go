@@ -86,9 +86,12 @@ func FrontmatterTags(fm *Frontmatter) []string {
 // least one character that is not a digit ("#1984" is not a tag). Code
 // blocks and code spans are skipped; "# Heading" is a heading.
 func InlineTags(body string) []string {
+	if strings.IndexByte(body, '#') < 0 {
+		return nil
+	}
 	var raw []string
 	scanText(body, func(seg string, off, _ int) {
-		for i := 0; i < len(seg); i++ {
+		for i := strings.IndexByte(seg, '#'); i >= 0 && i < len(seg); i++ {
 			if seg[i] != '#' {
 				continue
 			}

@@ -45,6 +45,9 @@ func ParseLinks(body string, firstLine int) []Link {
 func ParseNoteLinks(body string, firstLine int) []Link {
 	var links []Link
 	scanText(body, func(seg string, off, line int) {
+		if strings.IndexByte(seg, '[') < 0 {
+			return
+		}
 		wiki := appendLinks(nil, seg, off, line+firstLine-1)
 		md := appendMarkdownLinks(nil, seg, off, line+firstLine-1)
 		// merge by position; a markdown match overlapping a wikilink
@@ -67,6 +70,9 @@ func ParseNoteLinks(body string, firstLine int) []Link {
 
 // appendMarkdownLinks finds inline markdown links in one line of prose.
 func appendMarkdownLinks(links []Link, seg string, off, line int) []Link {
+	if !strings.Contains(seg, "](") {
+		return links
+	}
 	for i := 0; i < len(seg); i++ {
 		if seg[i] != '[' || escaped(seg, i) {
 			continue
