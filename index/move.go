@@ -522,6 +522,9 @@ func applyEdits(rel string, raw []byte, edits []linkEdit) ([]byte, int, error) {
 
 // recoverMoves finishes a move that a crash interrupted.
 func (ix *Index) recoverMoves(ctx context.Context) error {
+	if ix.readOnly != nil {
+		return nil // Open warned: it is finished where the workspace can be written
+	}
 	b, err := os.ReadFile(ix.journalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -55,6 +55,9 @@ func (ix *Index) SyncProgress(ctx context.Context, progress Progress) (*SyncRepo
 
 // Rebuild throws the index content away and indexes every note again.
 func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, error) {
+	if err := ix.refuseReadOnly(); err != nil {
+		return nil, err
+	}
 	return ix.sync(ctx, true, progress)
 }
 
@@ -104,6 +107,15 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	if len(changes) == 0 && !full {
 		rep.Unchanged = total
 		rep.Indexed = total
+		rep.Elapsed = time.Since(start)
+		return rep, nil
+	}
+	if ix.readOnly != nil && ix.private == "" {
+		// Open found the read-only workspace's index current; a search may
+		// be reading it right now, so it is not swapped for a copy here.
+		ix.log.Warn("workspace is read-only and notes changed while this command ran; results may miss them",
+			"changed", len(changes))
+		rep.Unchanged = total
 		rep.Elapsed = time.Since(start)
 		return rep, nil
 	}
