@@ -115,8 +115,11 @@ func BenchmarkSearch10k(b *testing.B) {
 	}
 }
 
-func BenchmarkRebuild2k(b *testing.B) {
-	ws := benchWorkspace(b, 2000)
+func BenchmarkRebuild2k(b *testing.B) { benchRebuild(b, benchWorkspace(b, 2000)) }
+
+func BenchmarkRebuild2kShortLinks(b *testing.B) { benchRebuild(b, benchWorkspaceLinks(b, 2000, true)) }
+
+func benchRebuild(b *testing.B, ws *store.Workspace) {
 	ix := openIndex(b, ws, Options{})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -145,18 +148,6 @@ func BenchmarkSyncOneChange10k(b *testing.B) {
 			b.Fatalf("modified %d", rep.Modified)
 		}
 	}
-}
-
-func BenchmarkRebuild2kShortLinks(b *testing.B) {
-	ws := benchWorkspaceLinks(b, 2000, true)
-	ix := openIndex(b, ws, Options{})
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := ix.Rebuild(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(2000*b.N)/b.Elapsed().Seconds(), "cards/s")
 }
 
 // BenchmarkSyncAddRemove10kShortLinks adds and removes a note whose name

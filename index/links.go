@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -410,6 +411,12 @@ func (ix *Index) ambiguousFor(ctx context.Context, paths []string) ([]LinkInfo, 
 		}
 	}
 	return out, nil
+}
+
+// sortedUnique sorts xs and drops repeats.
+func sortedUnique(xs []string) []string {
+	slices.Sort(xs)
+	return slices.Compact(xs)
 }
 
 // within reports whether p is dir or under it.

@@ -651,7 +651,7 @@ func (ix *Index) countInbound(ctx context.Context, res *DeleteResult) error {
 		names = append(names, store.LinkName(f))
 	}
 	// links by a removed file's name, and those that named one exactly
-	links, err := linksNaming(ctx, ix.db, uniqueStrings(names), res.Files)
+	links, err := linksNaming(ctx, ix.db, sortedUnique(names), res.Files)
 	if err != nil {
 		return err
 	}

@@ -182,18 +182,6 @@ func (ix *Index) UpdatePaths(ctx context.Context, paths ...string) error {
 	return nil
 }
 
-func uniqueStrings(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // loadScanCache reads the cached listings, still encoded: most folders
 // are compared byte for byte and never decoded.
 func (ix *Index) loadScanCache(ctx context.Context) (map[string][]byte, error) {
@@ -354,7 +342,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if !full && len(renamed) > 0 {
 		// a rebuild resolved every link against the final set already
-		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), uniqueStrings(renamed), removed); err != nil {
+		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), sortedUnique(renamed), removed); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,7 @@ package store
 
 import (
 	"path"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -113,7 +113,8 @@ func ResolveLink(from string, l Link, files LinkFiles) Resolution {
 	case 1:
 		return Resolution{Path: found[0], Status: LinkShort}
 	}
-	return Resolution{Path: literal, Status: LinkAmbiguous, Candidates: sortedUnique(found)}
+	slices.Sort(found)
+	return Resolution{Path: literal, Status: LinkAmbiguous, Candidates: slices.Compact(found)}
 }
 
 // cleanRel cleans a workspace-relative path; "" when it leaves the
@@ -132,19 +133,6 @@ func withMD(p string) []string {
 		return []string{p}
 	}
 	return []string{p, p + ".md"}
-}
-
-func sortedUnique(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // LinkTextFor returns the target to write in place of l's, in l's form, so

@@ -81,12 +81,7 @@ func appendMarkdownLinks(links []Link, seg string, off, line int) []Link {
 		if !ok {
 			continue
 		}
-		l.Line = line
-		l.Start += off
-		l.End += off
-		l.TargetStart += off
-		l.TargetEnd += off
-		links = append(links, l)
+		links = append(links, l.at(off, line))
 		i = end - 1
 	}
 	return links
@@ -403,14 +398,20 @@ func appendLinks(links []Link, seg string, off, line int) []Link {
 			i = k + 1
 			continue
 		}
-		l.Line = line
-		l.Start += off
-		l.End += off
-		l.TargetStart += off
-		l.TargetEnd += off
-		links = append(links, l)
-		i = l.End - off
+		links = append(links, l.at(off, line))
+		i = l.End
 	}
+}
+
+// at places a link parsed in a piece of text: offsets shifted by off, on
+// line.
+func (l Link) at(off, line int) Link {
+	l.Line = line
+	l.Start += off
+	l.End += off
+	l.TargetStart += off
+	l.TargetEnd += off
+	return l
 }
 
 // parseLinkAt parses `[[...]]` starting at s[k]; a preceding `!` makes it
