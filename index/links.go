@@ -117,13 +117,41 @@ func (f *linkFiles) Exists(rel string) bool {
 	if v, ok := f.onDisk[rel]; ok {
 		return v
 	}
-	ok := false
-	if _, err := f.ix.ws.Rel(rel); err == nil { // never look outside the workspace
-		fi, err := os.Lstat(f.ix.ws.Abs(rel))
-		ok = err == nil && fi.Mode().IsRegular()
+	if f.others != nil || !f.useDB {
+		// the workspace was listed (or a rebuild lists it anyway): no stat
+		ok := contains(f.otherFiles()[store.LinkName(rel)], rel)
+		f.onDisk[rel] = ok
+		return ok
 	}
+	ok := f.listable(rel)
 	f.onDisk[rel] = ok
 	return ok
+}
+
+// listable reports a file the workspace listing (otherFiles) would hold:
+// a regular file outside metadata/ and hidden folders, reached through
+// no symlink, so that a rebuild (which lists) and a sync (which looks)
+// agree.
+func (f *linkFiles) listable(rel string) bool {
+	parts := strings.Split(rel, "/")
+	if parts[0] == store.MetadataDir {
+		return false
+	}
+	cur := f.ix.ws.Root
+	for i, part := range parts {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return false
+		}
+		if i == len(parts)-1 {
+			return fi.Mode().IsRegular()
+		}
+	}
+	return false
 }
 
 func (f *linkFiles) Named(name string) []string {

@@ -323,3 +323,44 @@ func TestMoveCrashAtEveryStepObsidian(t *testing.T) {
 		})
 	}
 }
+
+// Links to files that are not notes resolve the same whether a sync looks
+// them up one by one or a rebuild lists the workspace: hidden folders,
+// metadata/ and symlinks are never link targets.
+func TestLinksToOtherFilesSyncEqualsRebuild(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{
+		"resource/r.txt":        "r",
+		"resource/sub/deep.pdf": "p",
+		".obsidian/app.json":    "{}",
+		"notes/plain.md":        "not under daily/ or digest/",
+	})
+	writeFile(t, ws, "metadata/x.txt", "x")
+	if err := os.Symlink(ws.Abs("resource"), ws.Abs("linked")); err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	writeFile(t, ws, "digest/wiki/a.md", card("a", "links out", "[[resource/r.txt]] [[deep.pdf]] [[metadata/x.txt]] [[.obsidian/app.json]] "+
+		"[[linked/r.txt]] [[plain]] [x](../../notes/plain.md) [[app.json]]\n"))
+	mustSync(t, ix)
+	rep, err := ix.Links(ctx, LinkQuery{Path: "digest/wiki/a.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a = "digest/wiki/a.md::"
+	want := []string{a + "resource/r.txt -> exact resource/r.txt", a + "deep.pdf -> short resource/sub/deep.pdf",
+		a + "metadata/x.txt -> missing metadata/x.txt", a + ".obsidian/app.json -> missing .obsidian/app.json",
+		a + "linked/r.txt -> missing linked/r.txt", a + "plain -> short notes/plain.md",
+		a + "../../notes/plain.md -> exact notes/plain.md", a + "app.json -> missing app.json"}
+	if diff := cmp.Diff(want, linkSummary(rep.Outlinks)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	incremental, _ := ix.Dump(ctx)
+	if _, err := ix.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, _ := ix.Dump(ctx)
+	if diff := cmp.Diff(rebuilt, incremental); diff != "" {
+		t.Errorf("incremental differs from rebuild (-rebuilt +incremental):\n%s", diff)
+	}
+}
