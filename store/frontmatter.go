@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -562,8 +563,10 @@ func (f *Frontmatter) Render() (string, error) {
 		if !f.dirty {
 			return f.src, nil
 		}
-		if out, ok, err := f.splice(); ok || err != nil {
-			return out, err
+		if out, ok, err := f.splice(); err != nil {
+			return "", err
+		} else if ok && f.reads(out) {
+			return out, nil
 		}
 	}
 	if f.Len() == 0 && f.doc.HeadComment == "" && f.mapping().HeadComment == "" {
@@ -584,6 +587,13 @@ func encodeYAML(n *yaml.Node) (string, error) {
 		return "", fmt.Errorf("render frontmatter: %w", err)
 	}
 	return buf.String(), nil
+}
+
+// reads reports whether text parses to this mapping's values: the check
+// that a spliced header says what was meant before it is written.
+func (f *Frontmatter) reads(text string) bool {
+	back, err := ParseFrontmatter(text)
+	return err == nil && reflect.DeepEqual(back.Map(), f.Map())
 }
 
 // spellFlowNulls writes empty nulls inside flow collections as "null":
@@ -615,6 +625,9 @@ type srcLayout struct {
 // layout cuts src at its top-level keys. It reports false for a header it
 // cannot cut safely (flow style, keys not at column 1, duplicate keys).
 func layout(src string) (*srcLayout, bool) {
+	if strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r") {
+		return nil, false // a lone CR ends a line for YAML, not for the cut
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return nil, false

@@ -37,7 +37,25 @@ func NormalizeTag(s string) (string, bool) {
 	if strings.IndexFunc(label, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 		return "", false
 	}
-	return folder().String(label), true
+	return foldCherokee(folder().String(label)), true
+}
+
+// foldCherokee finishes x/text's case folding the way Unicode's
+// CaseFolding.txt (and Python's str.casefold) does for Cherokee: small
+// letters fold to capitals, and capitals stay.
+func foldCherokee(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x13A0 && r <= 0x13FD || r >= 0xAB70 && r <= 0xABBF }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0xAB70 && r <= 0xABBF:
+			return r - 0xAB70 + 0x13A0
+		case r >= 0x13F8 && r <= 0x13FD:
+			return r - 8
+		}
+		return r
+	}, s)
 }
 
 // NormalizeTags normalises a list, drops invalid tags and duplicates

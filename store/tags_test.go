@@ -25,6 +25,8 @@ func TestNormalizeTag(t *testing.T) {
 		{"2026", "2026", true},
 		{"Straße", "strasse", true}, // Python's str.casefold, not just lower case
 		{"ΣΊΣΥΦΟΣ", "σίσυφοσ", true},
+		{"ꭸꮎ", "ᎨᎾ", true}, // Cherokee folds to capitals (as Python does)
+		{"ᎨᎾ", "ᎨᎾ", true},
 		{"a\u00a0b", "a_b", true},
 		{"_x_", "_x_", true},
 		{strings.Repeat("A", 64), strings.Repeat("a", 64), true},
