@@ -34,13 +34,14 @@ type cli struct {
 	AutoMemoryCC  autoMemoryCCCmd  `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
 	AutoResource  autoResourceCmd  `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
 	Watch         watchCmd         `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search        searchCmd        `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Search        searchCmd        `cmd:"" help:"Search the memory (daily cards, digest nodes, long-term entries)."`
 	Read          readCmd          `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
 	DailyList     dailyListCmd     `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
 	DailyReindex  dailyReindexCmd  `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags      listTagsCmd      `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
+	ListTags      listTagsCmd      `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
 	Move          moveCmd          `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete        deleteCmd        `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links         linksCmd         `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex       reindexCmd       `cmd:"" help:"Rebuild the search index from the files."`
 	MemorySearch  memorySearchCmd  `cmd:"" name:"memory_search" aliases:"memory-search" help:"Search long-term memory (entries and the profile)."`
 	MemoryGet     memoryGetCmd     `cmd:"" name:"memory_get" aliases:"memory-get" help:"Print a long-term entry (or the profile) with its hash."`
