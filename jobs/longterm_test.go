@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -153,5 +154,59 @@ func TestLongTermPassWithoutModelTakesExplicitRequests(t *testing.T) {
 	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "u", Messages: []byte(`[{"role":"user","content":"记住：我是十年 Go 后端，前端新手"}]`)})
 	if err != nil || res.LongTerm != nil {
 		t.Fatalf("%+v %v", res.LongTerm, err)
+	}
+}
+
+// TestLongTermToolsAreConfined: the model's memory tools refuse every path
+// outside memory/entries/ and the profile (off without profile_auto), and
+// never take its source; the refusals go back to the model and nothing
+// outside memory changes.
+func TestLongTermToolsAreConfined(t *testing.T) {
+	attempts := []llm.ToolCall{
+		call("memory_write", map[string]string{"path": "daily/2026-06-22/answer-style.md", "content": "overwritten"}),
+		call("memory_write", map[string]string{"path": "../../../etc/passwd", "content": "x"}),
+		call("memory_write", map[string]string{"path": "memory/profile.md", "content": "I am a model."}),
+		call("memory_get", map[string]string{"path": "session/dialog/s.jsonl"}),
+		call("memory_delete", map[string]string{"path": "daily/2026-06-22.md"}),
+		call("memory_write", map[string]string{"type": "user", "name": "src", "content": "Go backend.", "source": "[[forged.md]]"}),
+		call("memory_write", map[string]string{"type": "user", "name": "src", "content": "Go backend."}),
+	}
+	replies := cardReplies()
+	for _, a := range attempts {
+		replies = append(replies, llmtest.ToolCallReply(a))
+	}
+	replies = append(replies, llmtest.TextReply("Done."))
+	model := llmtest.NewScripted(replies...)
+	env, _ := newEnv(t, model)
+	env.Memory.Extract = true
+	putFile(t, env.WS, store.ProfilePath, "Kept by hand.\n")
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s", Messages: []byte(bulletConv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, _ := os.ReadFile(env.WS.Abs("daily/2026-06-22/answer-style.md"))
+	profile, _ := os.ReadFile(env.WS.Abs(store.ProfilePath))
+	if strings.Contains(string(card), "overwritten") || string(profile) != "Kept by hand.\n" {
+		t.Fatalf("the model changed what it may not:\n%s\n%s", card, profile)
+	}
+	var errs []string
+	reqs := model.Requests()
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == llm.RoleTool {
+			errs = append(errs, m.Text())
+		}
+	}
+	for i, want := range []string{"outside memory/entries/", "path is outside the workspace", "memory.profile_auto is off", "outside memory/entries/",
+		"outside memory/entries/", `unknown argument "source"`, `"action":"created"`} {
+		if i >= len(errs) || !strings.Contains(errs[i], want) {
+			t.Errorf("tool answer %d = %q, want %q", i, errs, want)
+		}
+	}
+	n, err := env.WS.ReadNote("memory/entries/src.md")
+	if err != nil || n.FM.String("source") != "[[daily/2026-06-22/answer-style.md]]" {
+		t.Errorf("source %v %v", n, err)
+	}
+	if res.LongTerm == nil || len(res.LongTerm.Changes) != 1 {
+		t.Errorf("%+v", res.LongTerm)
 	}
 }
