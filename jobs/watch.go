@@ -107,12 +107,15 @@ func (w *watcher) watchable(rel string) bool {
 func (w *watcher) handle(ctx context.Context, paths []string) error {
 	var notes []string
 	var resources []string
+	entries := false
 	for _, p := range paths {
 		switch {
 		case strings.HasPrefix(p, store.ResourceDir+"/"):
 			resources = append(resources, p)
-		case strings.HasPrefix(p, store.DailyDir+"/") || strings.HasPrefix(p, store.DigestDir+"/"):
+		case strings.HasPrefix(p, store.DailyDir+"/") || strings.HasPrefix(p, store.DigestDir+"/") ||
+			strings.HasPrefix(p, store.MemoryDir+"/") || p == store.MemoryDir || p == store.MemoryIndexPath:
 			notes = append(notes, p)
+			entries = entries || p == store.MemoryDir || p == store.EntriesDir || strings.HasPrefix(p, store.EntriesDir+"/")
 		}
 	}
 	if len(notes) > 0 {
@@ -120,6 +123,21 @@ func (w *watcher) handle(ctx context.Context, paths []string) error {
 		// any note inside it.
 		if err := w.env.Index.Sync(ctx); err != nil {
 			return fmt.Errorf("index: %w", err)
+		}
+	}
+	if entries {
+		// entries edited by hand: MEMORY.md follows (its own change comes
+		// back as an event that changes nothing)
+		err := w.env.Index.Locked(ctx, func() error {
+			res, err := w.env.WS.RefreshMemoryIndex(w.env.Memory.IndexBounds)
+			if err != nil || !res.Changed {
+				return err
+			}
+			w.opt.Report("rewrote %s: %d of %d entries listed", res.Path, res.Listed, res.Entries)
+			return w.env.Index.UpdatePaths(ctx, store.MemoryIndexPath)
+		})
+		if err != nil {
+			w.opt.Report("%s: %v", store.MemoryIndexPath, err)
 		}
 	}
 	if len(resources) == 0 {
