@@ -46,60 +46,55 @@ var (
 // Tools returns the four memory tools bound to this session.
 func (m *Memory) Tools() []llm.AgentTool {
 	return []llm.AgentTool{
-		{Tool: llm.Tool{Name: "memory_search", Description: "Search long-term memory (entries and the profile) by keywords; returns paths, names, descriptions and the matching lines.", Parameters: MemorySearchSchema},
-			Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-				a, err := decode[MemorySearchRequest](args)
-				if err != nil {
-					return "", err
-				}
+		memoryTool("memory_search", "Search long-term memory (entries and the profile) by keywords; returns paths, names, descriptions and the matching lines.", MemorySearchSchema,
+			func(ctx context.Context, a MemorySearchRequest) (any, error) {
 				hits, err := m.Search(ctx, a)
-				if err != nil {
-					return "", err
+				if err != nil || len(hits) > 0 {
+					return hits, err
 				}
-				if len(hits) == 0 {
-					return "No entry matches.", nil
-				}
-				return toJSON(hits)
-			}},
-		{Tool: llm.Tool{Name: "memory_get", Description: "Read one entry (or memory/profile.md) with its frontmatter and hash.", Parameters: MemoryGetSchema},
-			Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-				a, err := decode[MemoryRef](args)
-				if err != nil {
-					return "", err
-				}
-				e, err := m.Get(ctx, a)
-				if err != nil {
-					return "", err
-				}
-				return toJSON(e)
-			}},
-		{Tool: llm.Tool{Name: "memory_write", Description: "Create a long-term entry, or update one (give its path, or the name of an existing entry). Empty fields of an update keep their value.", Parameters: MemoryWriteSchema},
-			Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-				a, err := decode[MemoryWriteRequest](args)
-				if err != nil {
-					return "", err
-				}
+				return "No entry matches.", nil
+			}),
+		memoryTool("memory_get", "Read one entry (or memory/profile.md) with its frontmatter and hash.", MemoryGetSchema,
+			func(ctx context.Context, a MemoryRef) (any, error) { return m.Get(ctx, a) }),
+		memoryTool("memory_write", "Create a long-term entry, or update one (give its path, or the name of an existing entry). Empty fields of an update keep their value.", MemoryWriteSchema,
+			func(ctx context.Context, a MemoryWriteRequest) (any, error) {
 				a.Source = "" // the session's source, never the model's
 				res, err := m.Write(ctx, a)
-				if err != nil {
-					return "", err
+				if res != nil {
+					res.Index = nil
 				}
-				res.Index = nil
-				return toJSON(res)
-			}},
-		{Tool: llm.Tool{Name: "memory_delete", Description: "Delete an entry that is wrong or that the user asked to forget (it goes to the trash, from where it can be restored).", Parameters: MemoryDeleteSchema},
-			Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-				a, err := decode[MemoryRef](args)
-				if err != nil {
-					return "", err
-				}
+				return res, err
+			}),
+		memoryTool("memory_delete", "Delete an entry that is wrong or that the user asked to forget (it goes to the trash, from where it can be restored).", MemoryDeleteSchema,
+			func(ctx context.Context, a MemoryRef) (any, error) {
 				res, err := m.Delete(ctx, a)
-				if err != nil {
-					return "", err
+				if res != nil {
+					res.Index = nil
 				}
-				res.Index = nil
-				return toJSON(res)
-			}},
+				return res, err
+			}),
+	}
+}
+
+// memoryTool binds a memory operation as a tool: arguments decoded into
+// T, the result as JSON (a plain string as is).
+func memoryTool[T any](name, desc string, params json.RawMessage, fn func(context.Context, T) (any, error)) llm.AgentTool {
+	return llm.AgentTool{
+		Tool: llm.Tool{Name: name, Description: desc, Parameters: params},
+		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
+			a, err := decode[T](args)
+			if err != nil {
+				return "", err
+			}
+			out, err := fn(ctx, a)
+			if err != nil {
+				return "", err
+			}
+			if s, ok := out.(string); ok {
+				return s, nil
+			}
+			return toJSON(out)
+		},
 	}
 }
 

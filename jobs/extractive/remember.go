@@ -140,15 +140,8 @@ func classify(s string) string {
 // statement (the same statement always gives the same name, so that a
 // repeated request updates its entry).
 func entryName(s string) string {
-	texts := []string{s}
-	tries := []func([]string) string{extTermsName, extCJKName}
-	if extMostlyCJK(texts) {
-		tries[0], tries[1] = tries[1], tries[0]
-	}
-	for _, try := range tries {
-		if n := try(texts); n != "" && store.ValidateName(n) == nil {
-			return n
-		}
+	if n := extNameOf([]string{s}); n != "" {
+		return n
 	}
 	sum := sha256.Sum256([]byte(extKey(s)))
 	return "memory-" + hex.EncodeToString(sum[:4])
