@@ -310,7 +310,7 @@ func (m *Memory) checkRequest(req *MemoryWriteRequest) error {
 	for _, f := range []*string{&req.Path, &req.Type, &req.Name, &req.Description, &req.Due, &req.Expires, &req.Hash, &req.Source} {
 		*f = strings.TrimSpace(*f)
 	}
-	req.Type = strings.ToLower(req.Type)
+	req.Type, req.Hash = strings.ToLower(req.Type), strings.ToLower(req.Hash)
 	if req.Type != "" && !store.IsEntryType(req.Type) {
 		return inputErr("type must be one of %s, not %q", strings.Join(store.EntryTypes, ", "), req.Type)
 	}
@@ -629,7 +629,7 @@ func firstNonEmpty(a, b string) string {
 // where the journal's undo or a move brings it back. A hash, when given
 // or when this session read the entry, must match the file.
 func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult, error) {
-	ref.Hash = strings.TrimSpace(ref.Hash)
+	ref.Hash = strings.ToLower(strings.TrimSpace(ref.Hash))
 	if ref.Hash != "" && !validHashPrefix(ref.Hash) {
 		return nil, inputErr("hash must be the sha256 memory_get printed (at least 12 hex digits), not %q", ref.Hash)
 	}
