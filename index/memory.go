@@ -91,3 +91,13 @@ func (ix *Index) CountKinds(ctx context.Context) ([]KindCount, error) {
 	}
 	return out, rows.Err()
 }
+
+// memoryIndexChunks counts the chunks of MEMORY.md.
+func (ix *Index) memoryIndexChunks(ctx context.Context) (int, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.kind = ?`, store.KindMemoryIndex).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("search: %w", err)
+	}
+	return n, nil
+}

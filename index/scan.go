@@ -190,15 +190,15 @@ func diffListings(disk map[string]*dirListing, cached map[string][]byte) ([]chan
 			switch {
 			case j >= len(prev) || (i < len(files) && files[i].name < prev[j].name):
 				f := files[i]
-				out = append(out, change{path: dir + "/" + f.name, kind: "added", stat: f})
+				out = append(out, change{path: notePath(dir, f.name), kind: "added", stat: f})
 				i++
 			case i >= len(files) || prev[j].name < files[i].name:
-				out = append(out, change{path: dir + "/" + prev[j].name, kind: "deleted"})
+				out = append(out, change{path: notePath(dir, prev[j].name), kind: "deleted"})
 				j++
 			default:
 				f := files[i]
 				if f.size != prev[j].size || f.mtime != prev[j].mtime {
-					out = append(out, change{path: dir + "/" + f.name, kind: "modified", stat: f})
+					out = append(out, change{path: notePath(dir, f.name), kind: "modified", stat: f})
 				}
 				i++
 				j++
@@ -214,9 +214,18 @@ func diffListings(disk map[string]*dirListing, cached map[string][]byte) ([]chan
 			return nil, fmt.Errorf("scan cache %s: %w", dir, err)
 		}
 		for _, f := range files {
-			out = append(out, change{path: dir + "/" + f.name, kind: "deleted"})
+			out = append(out, change{path: notePath(dir, f.name), kind: "deleted"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
+}
+
+// notePath joins a scanned folder and a file name; the workspace root's
+// single notes (MEMORY.md) are listed under ".".
+func notePath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
 }

@@ -109,12 +109,25 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
-	cond, condArgs, err := typeCondition(opt.Types)
-	if err != nil {
-		return nil, err
+	// Without types every kind is searched but MEMORY.md, whose lines
+	// repeat the entries: its chunks are dropped after ranking (a filter
+	// would cost every search the join), so the ranking fetches that many
+	// more.
+	limit := opt.Limit
+	if len(opt.Types) > 0 {
+		cond, condArgs, err := typeCondition(opt.Types)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, cond)
+		args = append(args, condArgs...)
+	} else {
+		n, err := ix.memoryIndexChunks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		limit += n
 	}
-	where = append(where, cond)
-	args = append(args, condArgs...)
 	if len(opt.Tags) > 0 {
 		tags := store.NormalizeTags(opt.Tags, 0)
 		if len(tags) == 0 {
@@ -138,7 +151,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 			JOIN chunks c ON c.id = f.id JOIN notes n ON n.id = c.note_id
 			WHERE ` + strings.Join(where[1:], " AND ") + ` ORDER BY f.score DESC LIMIT ?`
 	}
-	args = append(args, opt.Limit)
+	args = append(args, limit)
 	rows, err := ix.db.QueryContext(ctx, top, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -194,6 +207,15 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	}
 	highlights := q.Highlights()
 	out := make([]Result, 0, len(ids))
+	if len(opt.Types) == 0 {
+		kept := ids[:0]
+		for _, id := range ids {
+			if r, ok := byID[id]; ok && r.Kind != store.KindMemoryIndex && len(kept) < opt.Limit {
+				kept = append(kept, id)
+			}
+		}
+		ids = kept
+	}
 	notes := map[int64]string{}
 	for _, id := range ids {
 		r, ok := byID[id]

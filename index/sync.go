@@ -157,7 +157,7 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress, scope [
 	if full {
 		for dir, l := range disk {
 			for _, f := range l.files() {
-				changes = append(changes, change{path: dir + "/" + f.name, kind: "added", stat: f})
+				changes = append(changes, change{path: notePath(dir, f.name), kind: "added", stat: f})
 			}
 		}
 		sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
