@@ -182,7 +182,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		return nil, err
 	}
 	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
-		Memory: cfg.Memory.options()}
+		Memory: cfg.Memory.options(), Fault: a.crashHook()}
 	model, err := a.ChatModel()
 	if err != nil {
 		return nil, err

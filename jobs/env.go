@@ -86,6 +86,9 @@ type Env struct {
 	// Memory configures the long-term layers (entries, profile, MEMORY.md)
 	// and the long-term pass after auto_memory.
 	Memory MemoryOptions
+	// Fault, when set, is called at named steps of a job; returning an
+	// error stops it there as a crash would. Tests only (REME_CRASH_AT).
+	Fault func(step string) error
 
 	mu   sync.Mutex
 	down error // why the model is down for the rest of this run
@@ -110,6 +113,13 @@ func (e *Env) loc() *time.Location {
 		return time.Local
 	}
 	return e.Location
+}
+
+func (e *Env) fault(step string) error {
+	if e.Fault == nil {
+		return nil
+	}
+	return e.Fault(step)
 }
 
 // Today is the current date in the workspace time zone.

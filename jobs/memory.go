@@ -450,9 +450,6 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 		if old.FMErr != nil {
 			return nil, inputErr("the frontmatter of %s does not parse (%v); repair it by hand first", target.Path, old.FMErr)
 		}
-		if err := m.checkVersion(target.Path, oldRaw, req.Hash, written); err != nil {
-			return nil, err
-		}
 	}
 
 	// the entry as it will be
@@ -478,8 +475,22 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 		return nil, inputErr("content is empty")
 	}
 	if src := m.sourceFor(req); exists && unchanged(old, next) && (src == "" || src == old.FM.String("source")) {
-		m.seen[target.Path] = sha256Hex(oldRaw)
-		return &MemoryWriteResult{Path: target.Path, Action: "unchanged", Hash: sha256Hex(oldRaw)}, nil
+		// Nothing would change, so nothing can be lost: the entry is taken
+		// as this version (which also heals a record a crash cut short).
+		h := sha256Hex(oldRaw)
+		m.seen[target.Path] = h
+		if written[target.Path] != h {
+			written[target.Path] = h
+			if err := writeWrittenHashes(m.env, written); err != nil {
+				return nil, err
+			}
+		}
+		return &MemoryWriteResult{Path: target.Path, Action: "unchanged", Hash: h}, nil
+	}
+	if exists {
+		if err := m.checkVersion(target.Path, oldRaw, req.Hash, written); err != nil {
+			return nil, err
+		}
 	}
 
 	today := m.env.Today()
@@ -516,8 +527,14 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 	if err != nil {
 		return nil, err
 	}
+	if err := m.env.fault("memory-written"); err != nil {
+		return nil, err
+	}
 	fin, err := card.Finish(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.env.fault("memory-finished"); err != nil {
 		return nil, err
 	}
 	raw, err := os.ReadFile(ws.Abs(fin.Path))
@@ -665,6 +682,9 @@ func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult
 		if err != nil {
 			return err
 		}
+		if err := m.env.fault("memory-trashed"); err != nil {
+			return err
+		}
 		written, err := readWrittenHashes(m.env)
 		if err != nil {
 			return err
@@ -795,8 +815,10 @@ func readWrittenHashes(env *Env) (map[string]string, error) {
 		return out, nil
 	}
 	for p, h := range f.Entries {
-		// a path read back from state passes the same rules as user input
-		if rel, err := env.WS.Rel(p); err == nil && rel == p && (store.IsEntryPath(p) || p == store.ProfilePath) && validHashPrefix(h) {
+		// a path read back from state passes the same rules as user input;
+		// the record of a file gone (deleted by hand, or a crash before the
+		// record was updated) is dropped
+		if rel, err := env.WS.Rel(p); err == nil && rel == p && (store.IsEntryPath(p) || p == store.ProfilePath) && validHashPrefix(h) && env.WS.Exists(p) {
 			out[p] = h
 		}
 	}

@@ -288,3 +288,21 @@ func TestMemoryRenameAndProfile(t *testing.T) {
 		t.Error("the profile was renamed after its name")
 	}
 }
+
+// TestMemoryUnchangedWriteAdoptsTheVersion: with no record of the entry
+// (a crash before it was kept), the same write again changes nothing and
+// takes the entry as written by reme, so that the next write goes through.
+func TestMemoryUnchangedWriteAdoptsTheVersion(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	first := writeBullets(t, NewMemory(env, MemorySessionOptions{}))
+	if err := os.Remove(writtenHashesPath(env)); err != nil {
+		t.Fatal(err)
+	}
+	again := writeBullets(t, NewMemory(env, MemorySessionOptions{}))
+	if again.Action != "unchanged" || again.Hash != first.Hash {
+		t.Fatalf("%+v", again)
+	}
+	if _, err := NewMemory(env, MemorySessionOptions{}).Write(context.Background(), MemoryWriteRequest{Name: "answer-format", Description: "Bullets."}); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
