@@ -1,19 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,6 +33,9 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+
+	file    string            // the config.yaml read, or ""
+	sources map[string]string // key path or env name -> where its value came from
 }
 
 // MemoryConfig holds auto_memory defaults.
@@ -109,12 +114,23 @@ var envOverrides = []struct {
 	{"REME_VISION_MODEL", func(c *Config, v string) error { c.LLM.VisionModel = v; return nil }},
 	{"REME_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
 	{"REME_LLM_TIMEOUT", func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 90s or 2m", v)
+		}
 		c.LLM.Timeout = Duration(d)
-		return err
+		return nil
 	}},
 	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
 	{"COHERE_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+}
+
+// envKeys names the configuration key each variable sets, for `reme config`.
+var envKeys = map[string]string{
+	"REME_TIMEZONE": "timezone", "REME_LANGUAGE": "language", "REME_MAX_FILE_BYTES": "max_file_bytes",
+	"REME_SEARCH_LIMIT": "search.limit", "REME_MODEL": "llm.model", "REME_VISION_MODEL": "llm.vision_model",
+	"REME_LLM_BASE_URL": "llm.base_url", "REME_LLM_TIMEOUT": "llm.timeout", "REME_LLM_MAX_RETRIES": "llm.max_retries",
+	"COHERE_API_KEY": "cohere_api_key",
 }
 
 func parseInt(s string, dst *int) error {
@@ -136,20 +152,17 @@ func parseInt64(s string, dst *int64) error {
 }
 
 // loadConfig reads config.yaml (optional) and applies the environment.
+// It remembers where each value came from, for `reme config`.
 func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	cfg := defaultConfig()
+	cfg.sources = map[string]string{}
 	p := filepath.Join(workspace, "config.yaml")
 	raw, err := os.ReadFile(p)
 	switch {
 	case err == nil:
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		dec.KnownFields(true) // a misspelt key is an error, not silently ignored
-		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				return nil, fmt.Errorf("%s: %s", p, strings.Join(te.Errors, "; "))
-			}
-			return nil, fmt.Errorf("%s: %v", p, err)
+		cfg.file = p
+		if err := decodeConfigYAML(raw, cfg, cfg.sources); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", p, err)
@@ -159,9 +172,136 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 			if err := e.set(cfg, v); err != nil {
 				return nil, fmt.Errorf("environment %s: %v", e.name, err)
 			}
+			if key, ok := envKeys[e.name]; ok {
+				cfg.sources[key] = e.name
+			}
 		}
 	}
-	return cfg, cfg.validate()
+	if err := cfg.validate(); err != nil {
+		if cfg.file != "" {
+			return nil, fmt.Errorf("configuration (%s and REME_* variables): %w", cfg.file, err)
+		}
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// decodeConfigYAML reads config.yaml into cfg. yaml.v3's own errors name Go
+// types ("cannot unmarshal !!str into int64", "field x not found in type
+// main.Config"), so the document is walked here and every mistake is told
+// in the file's terms: line, key path, what was expected.
+func decodeConfigYAML(raw []byte, cfg *Config, sources map[string]string) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	return decodeYAMLValue(doc.Content[0], reflect.ValueOf(cfg).Elem(), "", sources)
+}
+
+var durationType = reflect.TypeOf(Duration(0))
+
+func decodeYAMLValue(n *yaml.Node, v reflect.Value, key string, sources map[string]string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil // "key:" with no value keeps the default
+	}
+	where := fmt.Sprintf("line %d: %s", n.Line, key)
+	if v.Kind() == reflect.Struct && v.Type() != durationType {
+		if n.Kind != yaml.MappingNode {
+			if key == "" {
+				return fmt.Errorf("line %d: the file must be a mapping of keys such as \"timezone: UTC\", not %s", n.Line, yamlKindName(n))
+			}
+			return fmt.Errorf("%s must be a mapping of keys, not %s", where, yamlKindName(n))
+		}
+		fields := map[string]reflect.Value{}
+		var names []string
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" || !f.IsExported() {
+				continue
+			}
+			fields[name] = v.Field(i)
+			names = append(names, name)
+		}
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if key != "" {
+				path = key + "." + k.Value
+			}
+			if line, dup := seen[k.Value]; dup {
+				return fmt.Errorf("line %d: %s is set twice (first on line %d)", k.Line, path, line)
+			}
+			seen[k.Value] = k.Line
+			f, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown key %s (known here: %s)", k.Line, path, strings.Join(names, ", "))
+			}
+			if err := decodeYAMLValue(val, f, path, sources); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("%s must be a single value, not %s", where, yamlKindName(n))
+	}
+	switch {
+	case v.Type() == durationType:
+		d, err := time.ParseDuration(n.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a duration such as 90s or 2m", where, n.Value)
+		}
+		v.SetInt(int64(d))
+	case v.Kind() == reflect.String:
+		v.SetString(n.Value)
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if err != nil {
+			return fmt.Errorf("%s must be true or false, not %q", where, n.Value)
+		}
+		v.SetBool(b)
+	case v.CanInt():
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%s must be a whole number, not %q", where, n.Value)
+		}
+		v.SetInt(i)
+	case v.CanFloat():
+		f, err := strconv.ParseFloat(n.Value, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%s must be a number, not %q", where, n.Value)
+		}
+		v.SetFloat(f)
+	default:
+		// Lists and maps: let yaml.v3 decode, and word its error without
+		// Go type names.
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			return fmt.Errorf("%s has the wrong form (%s)", where, yamlTypeWords.ReplaceAllString(err.Error(), ""))
+		}
+	}
+	sources[key] = "config.yaml"
+	return nil
+}
+
+var yamlTypeWords = regexp.MustCompile(`yaml: |unmarshal errors:\n\s*| into [\w.\[\]*]+|!!`)
+
+func yamlKindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return fmt.Sprintf("the value %q", n.Value)
+	}
 }
 
 func (c *Config) validate() error {
@@ -203,20 +343,138 @@ func (c *Config) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// redacted is a copy that is safe to print.
-func (c *Config) redacted() *Config {
+// effective is a copy that is safe to print, with what an empty value
+// means filled in: the resolved time zone, the default language, model and
+// API address. Secrets show as "(set)"; credentials inside base_url are
+// masked. notes says, per key path, where a value came from.
+func (c *Config) effective(getenv func(string) string) (*Config, map[string]string) {
 	r := *c
+	notes := map[string]string{}
+	for k, src := range c.sources {
+		notes[k] = "from " + src
+	}
+	if r.Timezone == "" {
+		r.Timezone = localZoneName(getenv)
+		notes["timezone"] = "the host's local time"
+	}
+	if loc, err := c.Location(); err == nil {
+		_, off := time.Now().In(loc).Zone()
+		notes["timezone"] = joinNote(notes["timezone"], "now UTC"+formatOffset(off))
+	}
+	if r.Language == "" {
+		r.Language = "en"
+		notes["language"] = "default"
+	}
+	if r.LLM.Model == "" {
+		r.LLM.Model = llm.DefaultModel
+		notes["llm.model"] = "default"
+	}
+	if r.LLM.VisionModel == "" {
+		r.LLM.VisionModel = llm.DefaultVisionModel
+		notes["llm.vision_model"] = "default"
+	}
+	if r.LLM.BaseURL == "" {
+		r.LLM.BaseURL = llm.DefaultCohereURL
+		notes["llm.base_url"] = "default"
+	} else if red := redactURL(r.LLM.BaseURL); red != r.LLM.BaseURL {
+		r.LLM.BaseURL = red
+		notes["llm.base_url"] = joinNote(notes["llm.base_url"], "credentials hidden")
+	}
 	if r.LLM.APIKey != "" {
 		r.LLM.APIKey = "(set)"
+	} else {
+		notes["cohere_api_key"] = "not set: cards are written without a model"
 	}
-	return &r
+	return &r, notes
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func formatOffset(sec int) string {
+	sign := "+"
+	if sec < 0 {
+		sign, sec = "-", -sec
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, sec/3600, sec/60%60)
+}
+
+// localZoneName is the IANA name of the host's time zone where it can be
+// found ($TZ, /etc/localtime, /etc/timezone), else "Local".
+func localZoneName(getenv func(string) string) string {
+	if tz := strings.TrimPrefix(getenv("TZ"), ":"); tz != "" {
+		if i := strings.Index(tz, "zoneinfo/"); i >= 0 {
+			return tz[i+len("zoneinfo/"):]
+		}
+		if !strings.HasPrefix(tz, "/") {
+			return tz
+		}
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if i := strings.Index(target, "zoneinfo/"); i >= 0 {
+			return target[i+len("zoneinfo/"):]
+		}
+	}
+	if b, err := os.ReadFile("/etc/timezone"); err == nil {
+		if name := strings.TrimSpace(string(b)); name != "" {
+			return name
+		}
+	}
+	return "Local"
+}
+
+// secretQueryWords: a query parameter whose name holds one of these is a
+// credential.
+var secretQueryWords = []string{"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session", "code"}
+
+// redactURL masks the credentials a URL may carry: its user information
+// (user:password@) and the values of query parameters that look like
+// secrets. A URL that does not parse is hidden whole.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(hidden: not a valid URL)"
+	}
+	changed := false
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for name, vals := range q {
+			lower := strings.ToLower(name)
+			for _, w := range secretQueryWords {
+				if strings.Contains(lower, w) {
+					for i := range vals {
+						vals[i] = "REDACTED"
+					}
+					changed = true
+					break
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if !changed {
+		return raw
+	}
+	return u.String()
 }
 
 type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
-REME_* environment variables. Secrets are shown only as "(set)".`
+REME_* environment variables (and a .env file in the working folder or one of
+its parents, for variables the environment does not set). Comments say where a
+value came from and what an empty value means (the host's time zone, the
+default model). Secrets are shown only as "(set)", and credentials inside
+llm.base_url are masked.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {
@@ -224,18 +482,58 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	r := cfg.redacted()
+	eff, notes := cfg.effective(app.Getenv)
 	if app.Globals.JSON {
-		return app.printJSON(r)
+		return app.printJSON(struct {
+			Workspace  string `json:"workspace"`
+			ConfigFile string `json:"config_file"`
+			EnvFile    string `json:"env_file"`
+			*Config
+			Notes map[string]string `json:"notes"`
+		}{app.root, cfg.file, app.dotEnv.path, eff, notes})
 	}
-	type yamlView struct {
+	var doc yaml.Node
+	if err := doc.Encode(struct {
 		Config `yaml:",inline"`
 		APIKey string `yaml:"cohere_api_key"`
+	}{*eff, eff.LLM.APIKey}); err != nil {
+		return err
 	}
-	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: r.LLM.APIKey})
+	annotateYAML(&doc, "", notes)
+	b, err := yaml.Marshal(&doc)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "# workspace: %s\n%s", app.workspaceDir(), b)
-	return nil
+	fmt.Fprintf(app.Stdout, "# workspace: %s\n", app.root)
+	if cfg.file != "" {
+		fmt.Fprintf(app.Stdout, "# config file: %s\n", cfg.file)
+	} else {
+		fmt.Fprintf(app.Stdout, "# config file: none (%s would be read)\n", filepath.Join(app.root, "config.yaml"))
+	}
+	if app.dotEnv.path != "" {
+		fmt.Fprintf(app.Stdout, "# .env file: %s\n", app.dotEnv.path)
+	}
+	_, err = app.Stdout.Write(b)
+	return err
+}
+
+// annotateYAML puts each note as a line comment on its key.
+func annotateYAML(n *yaml.Node, prefix string, notes map[string]string) {
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			annotateYAML(c, prefix, notes)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := prefix + k.Value
+		if note, ok := notes[path]; ok && v.Kind == yaml.ScalarNode {
+			v.LineComment = note
+		}
+		annotateYAML(v, path+".", notes)
+	}
 }

@@ -164,7 +164,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		if err != nil {
 			return nil, err
 		}
-		env.Model = model
+		env.Model = a.observe(model)
 		env.ModelID = cfg.LLM.Model
 		if env.ModelID == "" {
 			env.ModelID = llm.DefaultModel
@@ -223,17 +223,31 @@ type autoMemoryCCCmd struct {
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
 	Fallback       string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
+	// Background marks the detached run a hook starts; it logs with time
+	// stamps to metadata/logs/auto_memory_cc.log.
+	Background bool `hidden:""`
 }
 
 func (autoMemoryCCCmd) Help() string {
 	return `For a Claude Code Stop hook: reads the hook's JSON on stdin (session_id,
-transcript_path), copies the transcript's new entries to
-session/claude_code/<session_id>.jsonl, and updates the session's card of the day
-like auto_memory. User and assistant text are kept, tool calls become one-line
-summaries, thinking and injected reminders are dropped.`
+transcript_path, ...), appends the transcript's new entries to
+session/claude_code/<session_id>.jsonl (durably, before returning), then
+returns at once while a background process updates the session's card of the
+day like auto_memory, holding the session's lock: Stop events that come
+quickly one after another queue behind it, and entries stay pending until a
+run has distilled them. The background run writes to
+metadata/logs/auto_memory_cc.log. --wait distils in the foreground instead.
+
+User and assistant text are kept, tool calls become one-line summaries,
+thinking, sidechains and injected reminders are dropped. It never exits 2
+(which Claude Code reads as "keep going"): mistakes exit 1 and are logged too.`
 }
 
 func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
+	if c.Background {
+		app.logTo(&linePrefixer{w: app.Stderr, tag: fmt.Sprintf("[%s pid %d]", c.SessionID, os.Getpid()), now: time.Now})
+	}
 	sid, transcript := c.SessionID, c.TranscriptPath
 	if sid == "" {
 		in, err := jobs.ParseClaudeHookInput(app.Stdin)
@@ -256,13 +270,56 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 		}
 		transcript = p
 	}
-	env, err := app.jobEnv(ctx)
+	if c.Wait || c.Background {
+		env, err := app.jobEnv(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
+			SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
+			Language: c.Language, Fallback: c.Fallback,
+		})
+		return app.reportMemory(res, err)
+	}
+	return c.queue(ctx, app, sid, transcript)
+}
+
+// queue is the Stop hook's fast path: save the new entries, start the
+// background run, return.
+func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, sid, transcript string) error {
+	if _, err := app.Config(); err != nil {
+		return err // a broken config shows now, not only in the log
+	}
+	if c.Date != "" {
+		if _, err := store.ParseDate(c.Date); err != nil {
+			return answerError{store.ErrInvalidDate.Error()}
+		}
+	}
+	ws, err := app.Workspace(true)
 	if err != nil {
 		return err
 	}
-	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
-		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback,
-	})
-	return app.reportMemory(res, err)
+	imp, err := jobs.ImportClaudeTranscript(ctx, ws, sid, transcript)
+	if err != nil {
+		return app.reportMemory(nil, err)
+	}
+	out := map[string]any{"session_id": sid, "copy": imp.Copy.Path, "new_entries": imp.Copy.New, "pending": imp.Pending}
+	if imp.Pending == 0 {
+		if app.Globals.JSON {
+			return app.printJSON(out)
+		}
+		fmt.Fprintf(app.Stdout, "nothing new in %s\n", imp.Copy.Path)
+		return nil
+	}
+	pid, logPath, err := app.startDistiller(c, sid, transcript)
+	if err != nil {
+		return fmt.Errorf("start the background run: %w (the %d pending entries are saved in %s; the next call distils them, or run with --wait)", err, imp.Pending, imp.Copy.Path)
+	}
+	if app.Globals.JSON {
+		out["background_pid"], out["log"] = pid, logPath
+		return app.printJSON(out)
+	}
+	fmt.Fprintf(app.Stdout, "saved %d new entries to %s; distilling %d in the background (pid %d, log %s)\n",
+		imp.Copy.New, imp.Copy.Path, imp.Pending, pid, logPath)
+	return nil
 }

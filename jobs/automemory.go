@@ -478,7 +478,9 @@ type AutoMemoryCCRequest struct {
 
 // AutoMemoryCC imports the new entries of a Claude Code transcript into
 // session/claude_code/<sid>.jsonl and brings the session's card of the day
-// up to date, as auto_memory does for a conversation.
+// up to date, as auto_memory does for a conversation. The entries no run has
+// distilled yet are the model's input; they stay pending until a run
+// succeeds, so a failed or killed run loses nothing.
 func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
@@ -488,17 +490,22 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 		return nil, err
 	}
 	defer lock.Unlock()
-	cp, err := CopyClaudeTranscript(env.WS, req.SessionID, req.TranscriptPath)
+	imp, err := ImportClaudeTranscript(ctx, env.WS, req.SessionID, req.TranscriptPath)
 	if err != nil {
 		return nil, err
 	}
+	cp := imp.Copy
 	if cp.SkippedLines > 0 {
 		env.logger().Info("skipped transcript lines that are not JSON", "count", cp.SkippedLines)
 	}
 	all := RenderClaudeMessages(cp.Entries)
+	pending := RenderClaudeMessages(cp.Entries[len(cp.Entries)-imp.Pending:])
 	date := req.Date
 	if date == "" {
-		date = latestDay(all, env)
+		date = latestDay(pending, env)
+		if len(pending) == 0 {
+			date = latestDay(all, env)
+		}
 	}
 	sourceFile := ClaudeCopyPath(req.SessionID)
 	res := &AutoMemoryResult{Date: date, SourceConversation: store.LinkTo(sourceFile)}
@@ -506,14 +513,22 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 	if err != nil {
 		return nil, err
 	}
-	// An existing card only needs what this Stop added; a new card gets the
-	// day's part of the session.
+	if len(all) > 0 && len(pending) == 0 && imp.Known {
+		res.Skipped, res.Answer = "no new messages", "Skipped: no new messages since the last run"
+		if card != "" {
+			res.Path = &card
+		}
+		// entries that render to nothing (tool output, thinking) are done too
+		imp.record(env, res)
+		return res, nil
+	}
+	// An existing card needs what no run has distilled yet; a new card (or
+	// a session distilled before positions were kept) gets the day's part.
 	var history []store.Message
-	if card != "" {
-		history = RenderClaudeMessages(cp.NewEntries())
+	if card != "" && imp.Known {
+		history = pending
 	}
 	if len(history) == 0 {
-		// a new card, or a retry after a failed run whose entries were copied
 		for _, m := range all {
 			if d, ok := store.MessageDay(m.CreatedAt, env.loc()); !ok || d == date {
 				history = append(history, m)
@@ -539,5 +554,18 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 		fallback:   req.Fallback,
 		digest:     hex.EncodeToString(h.Sum(nil)),
 	}
-	return runCard(ctx, env, job, res)
+	out, err := runCard(ctx, env, job, res)
+	if err != nil {
+		return out, err
+	}
+	imp.record(env, out)
+	return out, nil
+}
+
+// record marks the import's entries distilled; failing to do so only means
+// that the next run reads them again.
+func (imp *ClaudeImport) record(env *Env, res *AutoMemoryResult) {
+	if err := imp.markDistilled(env.WS); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
 }

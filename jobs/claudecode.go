@@ -6,6 +6,7 @@ package jobs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -238,6 +239,84 @@ func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string)
 		return nil, fmt.Errorf("append %s: %w", rel, err)
 	}
 	return res, nil
+}
+
+// ClaudeImport is what ImportClaudeTranscript did and what is left to do.
+type ClaudeImport struct {
+	Copy *ClaudeCopy
+	// Pending counts the copy's last entries that no successful run has
+	// distilled into a card yet.
+	Pending int
+	// Known is false when the session has no recorded position (it was
+	// distilled before positions were kept, or never): then every entry
+	// counts as pending.
+	Known     bool
+	sessionID string
+}
+
+// claudePosition records how far a session's copy has been distilled.
+type claudePosition struct {
+	Entries  int    `json:"entries"`
+	LastUUID string `json:"last_uuid"`
+}
+
+func claudePositionPath(ws *store.Workspace, sessionID string) string {
+	return ws.MetadataPath("auto_memory", sessionID+".claude_code.json")
+}
+
+// ImportClaudeTranscript appends the transcript's new entries to the
+// session's copy under a short lock of its own, so that a Stop hook never
+// waits for a distillation in progress, and says how many entries are
+// waiting to be distilled. Once it returns, the entries are on disk.
+func ImportClaudeTranscript(ctx context.Context, ws *store.Workspace, sessionID, transcriptPath string) (*ClaudeImport, error) {
+	if err := ValidateSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	lock, err := ws.Lock(ctx, "claude-copy-"+sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	cp, err := CopyClaudeTranscript(ws, sessionID, transcriptPath)
+	if err != nil {
+		return nil, err
+	}
+	imp := &ClaudeImport{Copy: cp, Pending: len(cp.Entries), sessionID: sessionID}
+	b, err := os.ReadFile(claudePositionPath(ws, sessionID))
+	var pos claudePosition
+	if err != nil || json.Unmarshal(b, &pos) != nil {
+		return imp, nil
+	}
+	imp.Known = true
+	switch {
+	case pos.Entries == 0:
+	case pos.Entries <= len(cp.Entries) && cp.Entries[pos.Entries-1].UUID == pos.LastUUID:
+		imp.Pending = len(cp.Entries) - pos.Entries
+	default:
+		// The copy was edited: find the last distilled entry by its uuid.
+		imp.Known = false
+		for i := len(cp.Entries) - 1; i >= 0; i-- {
+			if cp.Entries[i].UUID == pos.LastUUID && pos.LastUUID != "" {
+				imp.Pending, imp.Known = len(cp.Entries)-i-1, true
+				break
+			}
+		}
+	}
+	return imp, nil
+}
+
+// markDistilled records that every entry of the import's copy is in the
+// card.
+func (imp *ClaudeImport) markDistilled(ws *store.Workspace) error {
+	pos := claudePosition{Entries: len(imp.Copy.Entries)}
+	if pos.Entries > 0 {
+		pos.LastUUID = imp.Copy.Entries[pos.Entries-1].UUID
+	}
+	b, _ := json.Marshal(pos)
+	if err := store.WriteFileAbs(claudePositionPath(ws, imp.sessionID), b); err != nil {
+		return fmt.Errorf("record the distilled position: %w", err)
+	}
+	return nil
 }
 
 // claudeAppend appends and fsyncs; on failure it cuts the file back to its

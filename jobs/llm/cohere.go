@@ -50,7 +50,10 @@ const (
 	// carries images, which DefaultModel cannot read.
 	DefaultVisionModel = "command-a-vision-07-2025"
 
-	defaultCohereURL  = "https://api.cohere.com"
+	// DefaultCohereURL is the API a client talks to without a BaseURL.
+	DefaultCohereURL = "https://api.cohere.com"
+
+	defaultCohereURL  = DefaultCohereURL
 	defaultTimeout    = 120 * time.Second
 	defaultMaxRetries = 3
 	backoffBase       = time.Second
