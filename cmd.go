@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// A Claude Code Stop hook that exits 2 blocks the user's session, so
 	// auto_memory_cc never does; its failures also go to metadata/logs/.
 	hook := isHookCommand(args)
+	given := args // as typed, for the log
 	var hookErr *bytes.Buffer
 	if hook {
 		hookErr = &bytes.Buffer{}
@@ -113,12 +114,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				code = 1
 			}
 			// a background run's stderr is the log already
-			if code != 0 && !slices.Contains(args, "--background") {
+			if code != 0 && !slices.Contains(given, "--background") {
 				root := app.root
 				if root == "" {
-					root = hookWorkspace(args, app.Getenv)
+					root = hookWorkspace(given, app.Getenv)
 				}
-				logHookFailure(root, args, hookErr.String(), time.Now())
+				logHookFailure(root, given, hookErr.String(), time.Now())
 			}
 		}
 	}()

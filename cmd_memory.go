@@ -303,23 +303,23 @@ func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, sid, transcript s
 	if err != nil {
 		return app.reportMemory(nil, err)
 	}
-	out := map[string]any{"session_id": sid, "copy": imp.Copy.Path, "new_entries": imp.Copy.New, "pending": imp.Pending}
+	out := map[string]any{"session_id": sid, "copy": imp.Path, "new_entries": imp.New, "pending": imp.Pending}
 	if imp.Pending == 0 {
 		if app.Globals.JSON {
 			return app.printJSON(out)
 		}
-		fmt.Fprintf(app.Stdout, "nothing new in %s\n", imp.Copy.Path)
+		fmt.Fprintf(app.Stdout, "nothing new in %s\n", imp.Path)
 		return nil
 	}
 	pid, logPath, err := app.startDistiller(c, sid, transcript)
 	if err != nil {
-		return fmt.Errorf("start the background run: %w (the %d pending entries are saved in %s; the next call distils them, or run with --wait)", err, imp.Pending, imp.Copy.Path)
+		return fmt.Errorf("start the background run: %w (the %d pending entries are saved in %s; the next call distils them, or run with --wait)", err, imp.Pending, imp.Path)
 	}
 	if app.Globals.JSON {
 		out["background_pid"], out["log"] = pid, logPath
 		return app.printJSON(out)
 	}
 	fmt.Fprintf(app.Stdout, "saved %d new entries to %s; distilling %d in the background (pid %d, log %s)\n",
-		imp.Copy.New, imp.Copy.Path, imp.Pending, pid, logPath)
+		imp.New, imp.Path, imp.Pending, pid, logPath)
 	return nil
 }

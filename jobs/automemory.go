@@ -490,16 +490,15 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 		return nil, err
 	}
 	defer lock.Unlock()
-	imp, err := ImportClaudeTranscript(ctx, env.WS, req.SessionID, req.TranscriptPath)
+	imp, entries, err := importClaudeTranscript(ctx, env.WS, req.SessionID, req.TranscriptPath, true)
 	if err != nil {
 		return nil, err
 	}
-	cp := imp.Copy
-	if cp.SkippedLines > 0 {
-		env.logger().Info("skipped transcript lines that are not JSON", "count", cp.SkippedLines)
+	if imp.SkippedLines > 0 {
+		env.logger().Info("skipped transcript lines that are not JSON", "count", imp.SkippedLines)
 	}
-	all := RenderClaudeMessages(cp.Entries)
-	pending := RenderClaudeMessages(cp.Entries[len(cp.Entries)-imp.Pending:])
+	all := RenderClaudeMessages(entries)
+	pending := RenderClaudeMessages(entries[len(entries)-imp.Pending:])
 	date := req.Date
 	if date == "" {
 		date = latestDay(pending, env)
@@ -519,7 +518,7 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 			res.Path = &card
 		}
 		// entries that render to nothing (tool output, thinking) are done too
-		imp.record(env, res)
+		recordDistilled(env, req.SessionID, entries, res)
 		return res, nil
 	}
 	// An existing card needs what no run has distilled yet; a new card (or
@@ -541,7 +540,7 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 		return res, nil
 	}
 	h := sha256.New()
-	for _, e := range cp.Entries {
+	for _, e := range entries {
 		h.Write([]byte(e.UUID + "\n"))
 	}
 	job := cardJob{
@@ -558,14 +557,14 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 	if err != nil {
 		return out, err
 	}
-	imp.record(env, out)
+	recordDistilled(env, req.SessionID, entries, out)
 	return out, nil
 }
 
-// record marks the import's entries distilled; failing to do so only means
+// recordDistilled marks the entries distilled; failing to do so only means
 // that the next run reads them again.
-func (imp *ClaudeImport) record(env *Env, res *AutoMemoryResult) {
-	if err := imp.markDistilled(env.WS); err != nil {
+func recordDistilled(env *Env, sessionID string, entries []ClaudeEntry, res *AutoMemoryResult) {
+	if err := markDistilled(env.WS, sessionID, entries); err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 }

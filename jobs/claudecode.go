@@ -160,6 +160,10 @@ type ClaudeCopy struct {
 	Entries      []ClaudeEntry // every entry of the copy, old then new; the new ones are the last New
 	New          int           // entries appended by this call
 	SkippedLines int           // transcript lines that are not JSON objects (a line being written, or damage)
+	// Consumed is how many bytes of the transcript were taken in: up to its
+	// last complete line, or all of it when the unterminated last line
+	// parsed. A later call may start reading there.
+	Consumed int64
 }
 
 // NewEntries returns the entries this call added to the copy.
@@ -184,24 +188,16 @@ func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string)
 	if err != nil {
 		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
-	old, err := os.ReadFile(ws.Abs(rel))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	old, entries, err := readClaudeCopy(ws, rel)
+	if err != nil {
+		return nil, err
 	}
-	res := &ClaudeCopy{Path: rel}
+	res := &ClaudeCopy{Path: rel, Entries: entries, Consumed: claudeConsumed(src)}
 	seen := map[string]bool{}
-	for i, line := range bytes.Split(old, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		e, ok := parseClaudeLine(line)
-		if !ok {
-			return nil, fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, i+1)
-		}
+	for _, e := range entries {
 		if e.UUID != "" {
 			seen[e.UUID] = true
 		}
-		res.Entries = append(res.Entries, e)
 	}
 	var add bytes.Buffer
 	for _, line := range bytes.Split(src, []byte("\n")) {
@@ -243,15 +239,17 @@ func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string)
 
 // ClaudeImport is what ImportClaudeTranscript did and what is left to do.
 type ClaudeImport struct {
-	Copy *ClaudeCopy
+	Path         string // the copy, workspace-relative
+	New          int    // entries this call appended
+	Entries      int    // entries in the copy
+	SkippedLines int    // transcript lines that are not entries (a line being written, or damage)
 	// Pending counts the copy's last entries that no successful run has
 	// distilled into a card yet.
 	Pending int
 	// Known is false when the session has no recorded position (it was
 	// distilled before positions were kept, or never): then every entry
 	// counts as pending.
-	Known     bool
-	sessionID string
+	Known bool
 }
 
 // claudePosition records how far a session's copy has been distilled.
@@ -260,63 +258,224 @@ type claudePosition struct {
 	LastUUID string `json:"last_uuid"`
 }
 
-func claudePositionPath(ws *store.Workspace, sessionID string) string {
-	return ws.MetadataPath("auto_memory", sessionID+".claude_code.json")
+// claudeImportState records how far the transcript has been copied, so
+// that the next Stop reads only what Claude Code appended since. It is a
+// hint: when the transcript or the copy is not as recorded, the whole
+// transcript is compared with the copy again.
+type claudeImportState struct {
+	Transcript string `json:"transcript"` // absolute path
+	Offset     int64  `json:"offset"`     // transcript bytes taken in
+	CopySize   int64  `json:"copy_size"`  // the copy's size after that
+	Entries    int    `json:"entries"`    // entries in the copy
+}
+
+func claudeStatePath(ws *store.Workspace, sessionID, kind string) string {
+	return ws.MetadataPath("auto_memory", sessionID+"."+kind+".json")
+}
+
+func readClaudeState(ws *store.Workspace, sessionID, kind string, v any) bool {
+	b, err := os.ReadFile(claudeStatePath(ws, sessionID, kind))
+	return err == nil && json.Unmarshal(b, v) == nil
 }
 
 // ImportClaudeTranscript appends the transcript's new entries to the
-// session's copy under a short lock of its own, so that a Stop hook never
-// waits for a distillation in progress, and says how many entries are
-// waiting to be distilled. Once it returns, the entries are on disk.
+// session's copy, durably, under a short lock of its own (so that a Stop
+// hook never waits for a distillation in progress), and says how many
+// entries wait to be distilled. It reads only the part of the transcript
+// added since the last call when nothing else changed.
 func ImportClaudeTranscript(ctx context.Context, ws *store.Workspace, sessionID, transcriptPath string) (*ClaudeImport, error) {
+	imp, _, err := importClaudeTranscript(ctx, ws, sessionID, transcriptPath, false)
+	return imp, err
+}
+
+// importClaudeTranscript is ImportClaudeTranscript that can also return
+// every entry of the copy, read under the same lock.
+func importClaudeTranscript(ctx context.Context, ws *store.Workspace, sessionID, transcriptPath string, wantEntries bool) (*ClaudeImport, []ClaudeEntry, error) {
 	if err := ValidateSessionID(sessionID); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	rel, err := ws.Rel(ClaudeCopyPath(sessionID))
+	if err != nil {
+		return nil, nil, err
 	}
 	lock, err := ws.Lock(ctx, "claude-copy-"+sessionID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer lock.Unlock()
-	cp, err := CopyClaudeTranscript(ws, sessionID, transcriptPath)
+	imp := &ClaudeImport{Path: rel}
+	var st claudeImportState
+	readClaudeState(ws, sessionID, "claude_import", &st)
+	var entries []ClaudeEntry
+	ok, err := st.appendNew(ws, rel, transcriptPath, imp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	imp := &ClaudeImport{Copy: cp, Pending: len(cp.Entries), sessionID: sessionID}
-	b, err := os.ReadFile(claudePositionPath(ws, sessionID))
+	if !ok {
+		cp, err := CopyClaudeTranscript(ws, sessionID, transcriptPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		imp.New, imp.Entries, imp.SkippedLines = cp.New, len(cp.Entries), cp.SkippedLines
+		entries = cp.Entries
+		abs, _ := filepath.Abs(transcriptPath)
+		st = claudeImportState{Transcript: abs, Offset: cp.Consumed, Entries: len(cp.Entries)}
+	}
+	st.CopySize = 0
+	if fi, err := os.Stat(ws.Abs(rel)); err == nil {
+		st.CopySize = fi.Size()
+	}
+	st.save(ws, sessionID)
+	if wantEntries && entries == nil {
+		if _, entries, err = readClaudeCopy(ws, rel); err != nil {
+			return nil, nil, err
+		}
+	}
+	imp.Pending = imp.Entries
 	var pos claudePosition
-	if err != nil || json.Unmarshal(b, &pos) != nil {
-		return imp, nil
+	if !readClaudeState(ws, sessionID, "claude_code", &pos) {
+		return imp, entries, nil
 	}
-	imp.Known = true
 	switch {
 	case pos.Entries == 0:
-	case pos.Entries <= len(cp.Entries) && cp.Entries[pos.Entries-1].UUID == pos.LastUUID:
-		imp.Pending = len(cp.Entries) - pos.Entries
-	default:
+		imp.Known = true
+	case entries == nil && pos.Entries <= imp.Entries:
+		imp.Pending, imp.Known = imp.Entries-pos.Entries, true
+	case entries != nil && pos.Entries <= len(entries) && entries[pos.Entries-1].UUID == pos.LastUUID:
+		imp.Pending, imp.Known = len(entries)-pos.Entries, true
+	case entries != nil && pos.LastUUID != "":
 		// The copy was edited: find the last distilled entry by its uuid.
-		imp.Known = false
-		for i := len(cp.Entries) - 1; i >= 0; i-- {
-			if cp.Entries[i].UUID == pos.LastUUID && pos.LastUUID != "" {
-				imp.Pending, imp.Known = len(cp.Entries)-i-1, true
+		for i := len(entries) - 1; i >= 0; i-- {
+			if entries[i].UUID == pos.LastUUID {
+				imp.Pending, imp.Known = len(entries)-i-1, true
 				break
 			}
 		}
 	}
-	return imp, nil
+	return imp, entries, nil
 }
 
-// markDistilled records that every entry of the import's copy is in the
-// card.
-func (imp *ClaudeImport) markDistilled(ws *store.Workspace) error {
-	pos := claudePosition{Entries: len(imp.Copy.Entries)}
+// appendNew copies the entries Claude Code appended since the recorded
+// offset. ok is false when the state does not describe the files as they
+// are (another transcript, a copy changed since, a transcript rewritten):
+// then the caller compares the whole transcript with the copy.
+func (st *claudeImportState) appendNew(ws *store.Workspace, rel, transcriptPath string, imp *ClaudeImport) (bool, error) {
+	abs, err := filepath.Abs(transcriptPath)
+	if err != nil || st.Transcript != abs || st.Offset <= 0 || st.CopySize <= 0 {
+		return false, nil
+	}
+	if fi, err := os.Stat(ws.Abs(rel)); err != nil || fi.Size() != st.CopySize {
+		return false, nil
+	}
+	f, err := os.Open(transcriptPath)
+	if err != nil {
+		return false, nil // the whole comparison reports it
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < st.Offset {
+		return false, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Offset-1); err != nil || last[0] != '\n' {
+		return false, nil
+	}
+	src := make([]byte, fi.Size()-st.Offset)
+	if _, err := io.ReadFull(io.NewSectionReader(f, st.Offset, int64(len(src))), src); err != nil {
+		return false, nil
+	}
+	consumed := claudeConsumed(src)
+	var add bytes.Buffer
+	seen := map[string]bool{}
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, ok := parseClaudeLine(line)
+		if !ok {
+			imp.SkippedLines++
+			continue
+		}
+		if e.UUID == "" || seen[e.UUID] {
+			continue
+		}
+		seen[e.UUID] = true
+		imp.New++
+		add.Write(e.Raw)
+		add.WriteByte('\n')
+	}
+	if imp.New > 0 {
+		if err := claudeAppend(ws.Abs(rel), add.Bytes()); err != nil {
+			return false, fmt.Errorf("append %s: %w", rel, err)
+		}
+	}
+	st.Offset += consumed
+	st.Entries += imp.New
+	imp.Entries = st.Entries
+	return true, nil
+}
+
+// save writes the state without waiting for the disk: losing it only
+// means that the next call compares the whole transcript again.
+func (st *claudeImportState) save(ws *store.Workspace, sessionID string) {
+	p := claudeStatePath(ws, sessionID, "claude_import")
+	b, _ := json.Marshal(st)
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, b, 0o644) == nil {
+		_ = os.Rename(tmp, p)
+	}
+}
+
+// markDistilled records that the copy's first n entries are in the card.
+func markDistilled(ws *store.Workspace, sessionID string, entries []ClaudeEntry) error {
+	pos := claudePosition{Entries: len(entries)}
 	if pos.Entries > 0 {
-		pos.LastUUID = imp.Copy.Entries[pos.Entries-1].UUID
+		pos.LastUUID = entries[pos.Entries-1].UUID
 	}
 	b, _ := json.Marshal(pos)
-	if err := store.WriteFileAbs(claudePositionPath(ws, imp.sessionID), b); err != nil {
+	if err := store.WriteFileAbs(claudeStatePath(ws, sessionID, "claude_code"), b); err != nil {
 		return fmt.Errorf("record the distilled position: %w", err)
 	}
 	return nil
+}
+
+// readClaudeCopy reads and parses the session's copy (none yet is no
+// error). A line that does not parse is an error, so that nothing already
+// saved is lost.
+func readClaudeCopy(ws *store.Workspace, rel string) ([]byte, []ClaudeEntry, error) {
+	old, err := os.ReadFile(ws.Abs(rel))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	var entries []ClaudeEntry
+	for i, line := range bytes.Split(old, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, ok := parseClaudeLine(line)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, i+1)
+		}
+		entries = append(entries, e)
+	}
+	return old, entries, nil
+}
+
+// claudeConsumed is how much of src a copy takes in: through its last
+// newline, or all of it when the unterminated tail is a whole entry.
+func claudeConsumed(src []byte) int64 {
+	nl := bytes.LastIndexByte(src, '\n')
+	tail := src[nl+1:]
+	if len(bytes.TrimSpace(tail)) == 0 {
+		return int64(len(src))
+	}
+	if _, ok := parseClaudeLine(tail); ok {
+		return int64(len(src))
+	}
+	return int64(nl + 1)
 }
 
 // claudeAppend appends and fsyncs; on failure it cuts the file back to its
