@@ -163,7 +163,8 @@ type ClaudeCopy struct {
 	// Consumed is how many bytes of the transcript were taken in: up to its
 	// last complete line, or all of it when the unterminated last line
 	// parsed. A later call may start reading there.
-	Consumed int64
+	Consumed     int64
+	consumedTail []byte // the end of what was consumed
 }
 
 // NewEntries returns the entries this call added to the copy.
@@ -193,6 +194,7 @@ func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string)
 		return nil, err
 	}
 	res := &ClaudeCopy{Path: rel, Entries: entries, Consumed: claudeConsumed(src)}
+	res.consumedTail = claudeTail(src[:res.Consumed])
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if e.UUID != "" {
@@ -265,6 +267,7 @@ type claudePosition struct {
 type claudeImportState struct {
 	Transcript string `json:"transcript"` // absolute path
 	Offset     int64  `json:"offset"`     // transcript bytes taken in
+	Tail       []byte `json:"tail"`       // the last bytes before Offset, to notice a rewritten transcript
 	CopySize   int64  `json:"copy_size"`  // the copy's size after that
 	Entries    int    `json:"entries"`    // entries in the copy
 }
@@ -319,7 +322,7 @@ func importClaudeTranscript(ctx context.Context, ws *store.Workspace, sessionID,
 		imp.New, imp.Entries, imp.SkippedLines = cp.New, len(cp.Entries), cp.SkippedLines
 		entries = cp.Entries
 		abs, _ := filepath.Abs(transcriptPath)
-		st = claudeImportState{Transcript: abs, Offset: cp.Consumed, Entries: len(cp.Entries)}
+		st = claudeImportState{Transcript: abs, Offset: cp.Consumed, Tail: claudeTail(cp.consumedTail), Entries: len(cp.Entries)}
 	}
 	st.CopySize = 0
 	if fi, err := os.Stat(ws.Abs(rel)); err == nil {
@@ -376,8 +379,11 @@ func (st *claudeImportState) appendNew(ws *store.Workspace, rel, transcriptPath 
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < st.Offset {
 		return false, nil
 	}
-	var last [1]byte
-	if _, err := f.ReadAt(last[:], st.Offset-1); err != nil || last[0] != '\n' {
+	tail := make([]byte, len(st.Tail))
+	if len(tail) == 0 || int64(len(tail)) > st.Offset {
+		return false, nil
+	}
+	if _, err := f.ReadAt(tail, st.Offset-int64(len(tail))); err != nil || !bytes.Equal(tail, st.Tail) || tail[len(tail)-1] != '\n' {
 		return false, nil
 	}
 	src := make([]byte, fi.Size()-st.Offset)
@@ -409,10 +415,20 @@ func (st *claudeImportState) appendNew(ws *store.Workspace, rel, transcriptPath 
 			return false, fmt.Errorf("append %s: %w", rel, err)
 		}
 	}
+	st.Tail = claudeTail(append(st.Tail, src[:consumed]...))
 	st.Offset += consumed
 	st.Entries += imp.New
 	imp.Entries = st.Entries
 	return true, nil
+}
+
+// claudeTail keeps the last bytes of what was read.
+func claudeTail(b []byte) []byte {
+	const n = 64
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return append([]byte(nil), b...)
 }
 
 // save writes the state without waiting for the disk: losing it only

@@ -1,0 +1,137 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// TestImportClaudeTranscriptIncremental: a Stop reads only what the
+// transcript gained; whenever the files are not as the last call left them
+// (a transcript rewritten, a copy edited, a crash before the state was
+// saved), the whole transcript is compared again and nothing is copied twice
+// or lost.
+func TestImportClaudeTranscriptIncremental(t *testing.T) {
+	ctx := context.Background()
+	ws, err := store.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(claudeReadFixture(t))), "\n")
+	withUUID := func(ls []string) int {
+		n := 0
+		for _, l := range ls {
+			if e, ok := parseClaudeLine([]byte(strings.TrimSpace(l))); ok && e.UUID != "" {
+				n++
+			}
+		}
+		return n
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(tr, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo := func(s string) {
+		t.Helper()
+		f, err := os.OpenFile(tr, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	copyPath := ws.Abs(ClaudeCopyPath(claudeFixtureSID))
+	check := func(step string, wantNew, wantTotal int) {
+		t.Helper()
+		imp, err := ImportClaudeTranscript(ctx, ws, claudeFixtureSID, tr)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if imp.New != wantNew || imp.Entries != wantTotal || imp.Pending != wantTotal {
+			t.Fatalf("%s: new %d entries %d pending %d; want %d, %d, %d", step, imp.New, imp.Entries, imp.Pending, wantNew, wantTotal, wantTotal)
+		}
+		_, entries, err := readClaudeCopy(ws, ClaudeCopyPath(claudeFixtureSID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range entries {
+			if seen[e.UUID] {
+				t.Fatalf("%s: entry %s copied twice", step, e.UUID)
+			}
+			seen[e.UUID] = true
+		}
+		if len(entries) != wantTotal {
+			t.Fatalf("%s: the copy holds %d entries, want %d", step, len(entries), wantTotal)
+		}
+	}
+
+	half := len(lines) / 2
+	write(strings.Join(lines[:half], ""))
+	check("first Stop", withUUID(lines[:half]), withUUID(lines[:half]))
+
+	// Claude Code is writing the next line: the half line waits.
+	next := lines[half]
+	appendTo(next[:len(next)/2])
+	check("half a line", 0, withUUID(lines[:half]))
+	appendTo(next[len(next)/2:])
+	check("the line completed", withUUID(lines[half:half+1]), withUUID(lines[:half+1]))
+
+	// A crash after the append, before the state was saved: the state
+	// still says the old copy size.
+	state := claudeStatePath(ws, claudeFixtureSID, "claude_import")
+	before, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTo(strings.Join(lines[half+1:half+3], ""))
+	check("two more", withUUID(lines[half+1:half+3]), withUUID(lines[:half+3]))
+	if err := os.WriteFile(state, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("state from before the crash", 0, withUUID(lines[:half+3]))
+
+	// The transcript is rewritten whole (same entries, new bytes first).
+	write("\n" + strings.Join(lines[:half+3], ""))
+	check("rewritten", 0, withUUID(lines[:half+3]))
+
+	// An entry appears before what was read (a transcript rebuilt by a
+	// resume): it is found.
+	inserted := strings.Replace(lines[0], `"uuid":"`, `"uuid":"feed`, 1)
+	if inserted == lines[0] {
+		inserted = strings.Replace(lines[2], `"uuid":"`, `"uuid":"feed`, 1)
+	}
+	write(inserted + strings.Join(lines[:half+3], ""))
+	check("inserted before the offset", 1, withUUID(lines[:half+3])+1)
+	lines = append([]string{inserted}, lines...)
+	half++
+
+	// The copy is edited by hand (its last entry removed): it comes back.
+	b, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.LastIndexByte(b[:len(b)-1], '\n')
+	if err := os.WriteFile(copyPath, b[:cut+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("copy edited", 1, withUUID(lines[:half+3]))
+
+	// The rest, then nothing new.
+	appendTo(strings.Join(lines[half+3:], ""))
+	check("the rest", withUUID(lines[half+3:]), withUUID(lines))
+	check("nothing new", 0, withUUID(lines))
+}
