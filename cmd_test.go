@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +362,85 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 	if !regexp.MustCompile(`reme: info: model call model=command-a-03-2025 duration=\d+ms`).MatchString(stderr) {
 		t.Errorf("no model call line with -v: %q", stderr)
+	}
+}
+
+// TestReadmeAgentLines runs the README's Stop-hook command and cron line as
+// Claude Code and cron run them: through a shell, with a PATH that does not
+// hold reme, in a home where ~/.reme does not exist yet.
+func TestReadmeAgentLines(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the README's lines are for a POSIX shell")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```json\n(\\{\\s*\"hooks\".*?)```").FindSubmatch(readme)
+	if block == nil {
+		t.Fatal("no hooks JSON block in the README")
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Type, Command string }
+		}
+	}
+	if err := json.Unmarshal(block[1], &settings); err != nil {
+		t.Fatalf("the README's settings JSON does not parse: %v", err)
+	}
+	hook := settings.Hooks["Stop"][0].Hooks[0]
+	cron := regexp.MustCompile("(?m)^15 3 \\* \\* \\* (.*)$").FindSubmatch(readme)
+	if hook.Type != "command" || cron == nil {
+		t.Fatalf("hook %+v, cron line %q", hook, cron)
+	}
+
+	home := t.TempDir()
+	reme, err := exec.LookPath("reme") // the test binary, acting as reme
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".local", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(reme, filepath.Join(home, ".local", "bin", "reme")); err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(home, "t.jsonl")
+	if err := os.WriteFile(transcript, []byte(claudeTurn("9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "REME_NOW=2026-06-21T12:00:00Z", "REME_TIMEZONE=UTC"}
+	sh := exec.Command("/bin/sh", "-c", hook.Command)
+	sh.Env, sh.Dir = env, home
+	sh.Stdin = strings.NewReader(fmt.Sprintf(`{"session_id":"9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a","transcript_path":%q,"cwd":%q,"hook_event_name":"Stop","stop_hook_active":false}`, transcript, home))
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's hook command %q: %v\n%s", hook.Command, err, out)
+	}
+	if m := regexp.MustCompile(`\(pid (\d+),`).FindSubmatch(out); m != nil {
+		pid, _ := strconv.Atoi(string(m[1]))
+		waitGone(t.Fatalf, pid)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".reme", "session", "claude_code", "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a.jsonl")); err != nil {
+		t.Fatalf("the hook did not save the session: %v\n%s", err, out)
+	}
+	cards, _ := filepath.Glob(filepath.Join(home, ".reme", "daily", "2026-06-21", "*.md"))
+	if len(cards) != 1 {
+		t.Fatalf("the background run wrote no card: %v", cards)
+	}
+
+	fresh := t.TempDir() // cron on a machine where ~/.reme does not exist yet
+	if err := os.MkdirAll(filepath.Join(fresh, ".local", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(reme, filepath.Join(fresh, ".local", "bin", "reme")); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{home, fresh} {
+		c := exec.Command("/bin/sh", "-c", string(cron[1]))
+		c.Env = []string{"HOME=" + h, "PATH=/usr/bin:/bin", "REME_TIMEZONE=UTC"}
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("the README's cron line with HOME=%s: %v\n%s", h, err, out)
+		}
 	}
 }
