@@ -249,6 +249,9 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 		app.logTo(&linePrefixer{w: app.Stderr, tag: fmt.Sprintf("[%s pid %d]", c.SessionID, os.Getpid()), now: time.Now})
 	}
 	sid, transcript := c.SessionID, c.TranscriptPath
+	if sid == "" && isTerminal(app.Stdin) {
+		return answerError{"auto_memory_cc reads the Claude Code hook's JSON on stdin; to run it by hand give session_id=ID (and transcript_path=FILE)"}
+	}
 	if sid == "" {
 		in, err := jobs.ParseClaudeHookInput(app.Stdin)
 		if err != nil {

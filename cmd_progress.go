@@ -17,10 +17,10 @@ import (
 	"github.com/reme-dev/reme/jobs/llm"
 )
 
-// isTerminal reports whether w is a terminal (a variable so that tests can
-// pretend).
-var isTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether a stream (stdin, stdout or stderr) is a
+// terminal (a variable so that tests can pretend).
+var isTerminal = func(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}

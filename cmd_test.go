@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -283,7 +282,7 @@ func TestConfigEffective(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"timezone: Europe/Berlin # the host's local time; now UTC+0",
+		"timezone: Europe/Berlin # the host's local time; now UTC",
 		"language: en # default",
 		"model: command-a-03-2025 # default",
 		"base_url: https://REDACTED@proxy.example.com/cohere?api_key=REDACTED&region=eu # from config.yaml; credentials hidden",
@@ -328,7 +327,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	cleanEnv(t)
 	root := t.TempDir()
 	writeCards(t, root, 300)
-	defer func(f func(io.Writer) bool, d time.Duration) { isTerminal, progressDelay = f, d }(isTerminal, progressDelay)
+	defer func(f func(any) bool, d time.Duration) { isTerminal, progressDelay = f, d }(isTerminal, progressDelay)
 	_, stderr, code := runReme(t, "-w", root, "search", "quick brown fox")
 	if code != 0 || strings.Contains(stderr, "indexing") {
 		t.Fatalf("not a terminal: exit %d, stderr %q", code, stderr)
@@ -336,7 +335,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "metadata", "index.db")); err != nil {
 		t.Fatal(err)
 	}
-	isTerminal = func(io.Writer) bool { return true }
+	isTerminal = func(any) bool { return true }
 	progressDelay = 0
 	_, stderr, code = runReme(t, "-w", root, "search", "quick brown fox")
 	if code != 0 || !strings.Contains(stderr, "\rreme: indexing 300/300 notes\n") {
@@ -442,5 +441,17 @@ func TestReadmeAgentLines(t *testing.T) {
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Fatalf("the README's cron line with HOME=%s: %v\n%s", h, err, out)
 		}
+	}
+}
+
+// TestHookByHand: run from a terminal without a session, auto_memory_cc
+// says what it expects instead of waiting for JSON that never comes.
+func TestHookByHand(t *testing.T) {
+	cleanEnv(t)
+	defer func(f func(any) bool) { isTerminal = f }(isTerminal)
+	isTerminal = func(any) bool { return true }
+	_, stderr, code := runReme(t, "-w", t.TempDir(), "auto_memory_cc")
+	if code != 1 || !strings.Contains(stderr, "reme: auto_memory_cc reads the Claude Code hook's JSON on stdin; to run it by hand give session_id=ID") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
