@@ -96,28 +96,22 @@ func (e *dotEnv) parse(p string, data []byte) {
 		}
 		val = strings.TrimSpace(val)
 		start := lineNo
-		switch {
-		case strings.HasPrefix(val, "'"):
-			for !closes(val, '\'') && sc.Scan() {
+		if val != "" && (val[0] == '\'' || val[0] == '"') {
+			q := val[0]
+			for closingQuote(val, q) < 0 && sc.Scan() {
 				lineNo++
 				val += "\n" + strings.TrimSuffix(sc.Text(), "\r")
 			}
-			if !closes(val, '\'') {
+			end := closingQuote(val, q)
+			if end < 0 {
 				e.warnings = append(e.warnings, fmt.Sprintf("%s line %d: unclosed quote; ignored", p, start))
 				continue
 			}
-			val = val[1:strings.LastIndexByte(val, '\'')]
-		case strings.HasPrefix(val, `"`):
-			for !closes(val, '"') && sc.Scan() {
-				lineNo++
-				val += "\n" + strings.TrimSuffix(sc.Text(), "\r")
+			val = val[1:end]
+			if q == '"' {
+				val = e.expand(unescapeDouble(val))
 			}
-			if !closes(val, '"') {
-				e.warnings = append(e.warnings, fmt.Sprintf("%s line %d: unclosed quote; ignored", p, start))
-				continue
-			}
-			val = e.expand(unescapeDouble(val[1:lastUnescaped(val, '"')]))
-		default:
+		} else {
 			if i := strings.Index(val, " #"); i >= 0 {
 				val = strings.TrimSpace(val[:i])
 			}
@@ -130,27 +124,16 @@ func (e *dotEnv) parse(p string, data []byte) {
 	}
 }
 
-// closes reports whether a value starting with quote q has its closing
-// quote (not escaped, for double quotes).
-func closes(v string, q byte) bool {
-	return lastUnescaped(v, q) > 0
-}
-
-func lastUnescaped(v string, q byte) int {
-	for i := len(v) - 1; i > 0; i-- {
-		if v[i] != q {
-			continue
+// closingQuote is the index of the quote that closes a value opened by q
+// at index 0 (a double quote may be escaped inside), or -1.
+func closingQuote(v string, q byte) int {
+	for i := 1; i < len(v); i++ {
+		switch {
+		case q == '"' && v[i] == '\\':
+			i++
+		case v[i] == q:
+			return i
 		}
-		if q == '"' {
-			bs := 0
-			for j := i - 1; j >= 0 && v[j] == '\\'; j-- {
-				bs++
-			}
-			if bs%2 == 1 {
-				continue
-			}
-		}
-		return i
 	}
 	return -1
 }

@@ -214,9 +214,9 @@ func TestDotEnvParse(t *testing.T) {
 		}
 		return "", false
 	}}
-	e.parse(".env", []byte("A=1\nexport B = two words # comment\nC=\"line\\nbreak \\\"q\\\"\"\nD='literal ${HOME} # not a comment'\nE=${HOME}/x\nF=\"multi\nline\"\nG=${A}-${MISSING:-dflt}\n=bad\n"))
+	e.parse(".env", []byte("A=1\nexport B = two words # comment\nC=\"line\\nbreak \\\"q\\\"\"\nD='literal ${HOME} # not a comment'\nH='it' # it's a comment\nE=${HOME}/x\nF=\"multi\nline\"\nG=${A}-${MISSING:-dflt}\n=bad\n"))
 	want := map[string]string{"A": "1", "B": "two words", "C": "line\nbreak \"q\"", "D": "literal ${HOME} # not a comment",
-		"E": "/home/dana/x", "F": "multi\nline", "G": "1-dflt"}
+		"E": "/home/dana/x", "F": "multi\nline", "G": "1-dflt", "H": "it"}
 	for k, v := range want {
 		if e.vars[k] != v {
 			t.Errorf("%s = %q, want %q", k, e.vars[k], v)

@@ -202,24 +202,9 @@ func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string)
 		}
 	}
 	var add bytes.Buffer
-	for _, line := range bytes.Split(src, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		e, ok := parseClaudeLine(line)
-		if !ok {
-			res.SkippedLines++
-			continue
-		}
-		if e.UUID == "" || seen[e.UUID] {
-			continue
-		}
-		seen[e.UUID] = true
-		res.Entries = append(res.Entries, e)
-		res.New++
-		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
-		add.WriteByte('\n')
-	}
+	fresh, skipped := claudeNewEntries(src, seen, &add)
+	res.Entries = append(res.Entries, fresh...)
+	res.New, res.SkippedLines = len(fresh), skipped
 	if res.New == 0 {
 		return res, nil
 	}
@@ -392,24 +377,8 @@ func (st *claudeImportState) appendNew(ws *store.Workspace, rel, transcriptPath 
 	}
 	consumed := claudeConsumed(src)
 	var add bytes.Buffer
-	seen := map[string]bool{}
-	for _, line := range bytes.Split(src, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		e, ok := parseClaudeLine(line)
-		if !ok {
-			imp.SkippedLines++
-			continue
-		}
-		if e.UUID == "" || seen[e.UUID] {
-			continue
-		}
-		seen[e.UUID] = true
-		imp.New++
-		add.Write(e.Raw)
-		add.WriteByte('\n')
-	}
+	fresh, skipped := claudeNewEntries(src, map[string]bool{}, &add)
+	imp.New, imp.SkippedLines = len(fresh), skipped
 	if imp.New > 0 {
 		if err := claudeAppend(ws.Abs(rel), add.Bytes()); err != nil {
 			return false, fmt.Errorf("append %s: %w", rel, err)
@@ -456,6 +425,30 @@ func markDistilled(ws *store.Workspace, sessionID string, entries []ClaudeEntry)
 		return fmt.Errorf("record the distilled position: %w", err)
 	}
 	return nil
+}
+
+// claudeNewEntries picks the transcript lines whose uuid is not in seen
+// (adding it), in order, and writes each to add verbatim with a newline;
+// skipped counts the lines that are not entries.
+func claudeNewEntries(src []byte, seen map[string]bool, add *bytes.Buffer) (fresh []ClaudeEntry, skipped int) {
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		e, ok := parseClaudeLine(line)
+		if !ok {
+			skipped++
+			continue
+		}
+		if e.UUID == "" || seen[e.UUID] {
+			continue
+		}
+		seen[e.UUID] = true
+		fresh = append(fresh, e)
+		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
+		add.WriteByte('\n')
+	}
+	return fresh, skipped
 }
 
 // readClaudeCopy reads and parses the session's copy (none yet is no
