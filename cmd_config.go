@@ -211,7 +211,7 @@ func decodeYAMLValue(n *yaml.Node, v reflect.Value, key string, sources map[stri
 		return nil // "key:" with no value keeps the default
 	}
 	where := fmt.Sprintf("line %d: %s", n.Line, key)
-	if v.Kind() == reflect.Struct && v.Type() != durationType {
+	if v.Kind() == reflect.Struct {
 		if n.Kind != yaml.MappingNode {
 			if key == "" {
 				return fmt.Errorf("line %d: the file must be a mapping of keys such as \"timezone: UTC\", not %s", n.Line, yamlKindName(n))
