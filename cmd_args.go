@@ -108,9 +108,11 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 			switch {
 			case f == nil:
 				out = append(out, a) // Kong reports the unknown flag
+			case hasVal && f.IsSlice():
+				// ReMe strips the dashes: --tags='["a","b"]' is a list too
+				out = append(out, convertList(f, val)...)
 			case hasVal:
-				// ReMe strips the dashes: --key=value is key=value
-				out = append(out, convertFlag(f, val)...)
+				out = append(out, "--"+f.Name+"="+val)
 			default:
 				out = append(out, "--"+f.Name)
 				if !f.IsBool() && !f.IsCounter() && k+1 < len(rest) {
@@ -220,7 +222,16 @@ func convertFlag(f *kong.Flag, raw string) []string {
 	if f.IsBool() {
 		return []string{"--" + f.Name + "=" + strings.ToLower(raw)}
 	}
-	if f.IsSlice() && strings.HasPrefix(strings.TrimSpace(raw), "[") {
+	if f.IsSlice() {
+		return convertList(f, raw)
+	}
+	return []string{"--" + f.Name + "=" + unquoteJSONString(raw)}
+}
+
+// convertList repeats a repeatable flag for each item of a JSON list; any
+// other value is one item.
+func convertList(f *kong.Flag, raw string) []string {
+	if strings.HasPrefix(strings.TrimSpace(raw), "[") {
 		var items []any
 		if json.Unmarshal([]byte(raw), &items) == nil {
 			out := make([]string, 0, len(items))

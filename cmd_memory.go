@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/jobs/claudecode"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
-
-// maxMessagesBytes bounds what is read for messages (stdin or @file).
-const maxMessagesBytes = 64 << 20
 
 type autoMemoryCmd struct {
 	SessionID  string `name:"session-id" help:"Conversation id (a file name: no / or ..)." placeholder:"ID"`
@@ -24,7 +24,7 @@ type autoMemoryCmd struct {
 	Date       string `help:"Day of the card (default: the latest message day, else today)." placeholder:"YYYY-MM-DD"`
 	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh (default: config language)."`
-	Fallback   string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback   string `enum:",extractive,none" default:"" help:"With extractive, a model failure writes an extractive card (distiller: extractive) instead of failing (default none)."`
 	// IncludeImages overrides the configured default (auto_memory.include_images).
 	IncludeImages *bool `name:"include-images" negatable:"" help:"Save the conversation's images under session/images/ and show them to the model (default: config auto_memory.include_images, false)."`
 }
@@ -40,15 +40,16 @@ timeCreated, created_time, also inside "metadata").`
 }
 
 func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
-	raw, err := readArgOrInput(c.Messages, app.Stdin)
-	if err != nil {
-		return err
-	}
-	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
 	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	msgs, closeMsgs, err := openArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
+	if err != nil {
+		return err
+	}
+	defer closeMsgs()
+	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,43 +58,59 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 		include = *c.IncludeImages
 	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
-		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
+		SessionID: c.SessionID, MessagesReader: msgs, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
+		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }
 
-// readArgOrInput resolves a value given inline, as @FILE, or as - (stdin).
-// Long conversations do not fit in one argument (Linux allows 128 KiB).
-func readArgOrInput(v string, stdin io.Reader) ([]byte, error) {
+// openArgOrInput resolves a value given inline, as @FILE, or as - (stdin),
+// as a reader that fails with a clear error past limit bytes, so that a
+// long conversation is streamed, not read whole first. Long conversations
+// do not fit in one argument (Linux allows 128 KiB).
+func openArgOrInput(v string, stdin io.Reader, limit int64) (io.Reader, func(), error) {
 	switch {
 	case v == "":
-		return nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
+		return nil, nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
 	case v == "-":
-		return readLimited(stdin, "stdin")
+		if stdin == nil {
+			return nil, nil, fmt.Errorf("messages: nothing on stdin")
+		}
+		return &cappedReader{r: stdin, left: limit, limit: limit, name: "stdin"}, func() {}, nil
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
-			return nil, fmt.Errorf("messages: %w", err)
+			return nil, nil, fmt.Errorf("messages: %w", err)
 		}
-		defer f.Close()
-		return readLimited(f, v[1:])
+		return &cappedReader{r: f, left: limit, limit: limit, name: v[1:]}, func() { f.Close() }, nil
 	}
-	return []byte(v), nil
+	return strings.NewReader(v), func() {}, nil
 }
 
-func readLimited(r io.Reader, name string) ([]byte, error) {
-	if r == nil {
-		return nil, fmt.Errorf("messages: nothing on %s", name)
+// cappedReader reads at most limit bytes and then fails, naming the
+// setting that raises the limit.
+type cappedReader struct {
+	r           io.Reader
+	left, limit int64
+	name        string
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// one byte more tells a file of exactly limit bytes from a larger one
+		var one [1]byte
+		if n, _ := c.r.Read(one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, fmt.Errorf("messages from %s are larger than %d bytes (auto_memory.max_messages_bytes)", c.name, c.limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxMessagesBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read messages from %s: %w", name, err)
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
 	}
-	if len(b) > maxMessagesBytes {
-		return nil, fmt.Errorf("messages from %s are larger than %d MiB", name, maxMessagesBytes>>20)
-	}
-	return b, nil
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // reportMemory prints an auto_memory result: JSON, or one summary line.
@@ -222,7 +239,7 @@ type autoMemoryCCCmd struct {
 	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
-	Fallback       string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
 	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
 	// Background marks the detached run a hook starts; it logs with time
 	// stamps to metadata/logs/auto_memory_cc.log.
@@ -236,8 +253,9 @@ session/claude_code/<session_id>.jsonl (durably, before returning), then
 returns at once while a background process updates the session's card of the
 day like auto_memory, holding the session's lock: Stop events that come
 quickly one after another queue behind it, and entries stay pending until a
-run has distilled them. The background run writes to
-metadata/logs/auto_memory_cc.log. --wait distils in the foreground instead.
+run has distilled them (the next Stop retries a run that did not finish). The
+background run writes to metadata/logs/auto_memory_cc.log. --wait distils in
+the foreground instead.
 
 User and assistant text are kept, tool calls become one-line summaries,
 thinking, sidechains and injected reminders are dropped. It never exits 2
@@ -253,7 +271,7 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 		return answerError{"auto_memory_cc reads the Claude Code hook's JSON on stdin; to run it by hand give session_id=ID (and transcript_path=FILE)"}
 	}
 	if sid == "" {
-		in, err := jobs.ParseClaudeHookInput(app.Stdin)
+		in, err := claudecode.ParseHookInput(app.Stdin)
 		if err != nil {
 			return app.reportMemory(nil, err)
 		}
@@ -267,62 +285,95 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	}
 	if transcript == "" {
 		home, _ := os.UserHomeDir()
-		p, err := jobs.FindClaudeTranscript(sid, app.Getenv, home)
+		p, err := claudecode.FindTranscript(sid, app.Getenv, home)
 		if err != nil {
 			return err
 		}
 		transcript = p
 	}
-	if c.Wait || c.Background {
-		env, err := app.jobEnv(ctx)
-		if err != nil {
-			return err
-		}
-		res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
-			SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
-			Language: c.Language, Fallback: c.Fallback,
-		})
-		return app.reportMemory(res, err)
+	cfg, err := app.Config()
+	if err != nil {
+		return err // a broken config shows in the hook at once, not only in the log
 	}
-	return c.queue(ctx, app, sid, transcript)
+	req := jobs.AutoMemoryCCRequest{
+		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
+		Language: c.Language, Fallback: c.Fallback,
+		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
+	}
+	if !c.Wait && !c.Background {
+		return c.queue(ctx, app, req)
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := jobs.AutoMemoryCC(ctx, env, req)
+	if c.Background {
+		markUnfinished(env.WS, sid, err != nil)
+	}
+	return app.reportMemory(res, err)
 }
 
 // queue is the Stop hook's fast path: save the new entries, start the
 // background run, return.
-func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, sid, transcript string) error {
-	if _, err := app.Config(); err != nil {
-		return err // a broken config shows now, not only in the log
-	}
-	if c.Date != "" {
-		if _, err := store.ParseDate(c.Date); err != nil {
-			return answerError{store.ErrInvalidDate.Error()}
-		}
-	}
+func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, req jobs.AutoMemoryCCRequest) error {
 	ws, err := app.Workspace(true)
 	if err != nil {
 		return err
 	}
-	imp, err := jobs.ImportClaudeTranscript(ctx, ws, sid, transcript)
+	// Saving needs no index and no model: the hook opens neither.
+	ap, err := jobs.SaveNewClaudeEntries(ctx, &jobs.Env{WS: ws, Log: app.Log}, req)
 	if err != nil {
 		return app.reportMemory(nil, err)
 	}
-	out := map[string]any{"session_id": sid, "copy": imp.Path, "new_entries": imp.New, "pending": imp.Pending}
-	if imp.Pending == 0 {
+	retry := unfinished(ws, req.SessionID)
+	out := map[string]any{"session_id": req.SessionID, "copy": ap.Path, "new_entries": ap.New, "retry": retry}
+	if ap.New == 0 && !retry {
 		if app.Globals.JSON {
 			return app.printJSON(out)
 		}
-		fmt.Fprintf(app.Stdout, "nothing new in %s\n", imp.Path)
+		fmt.Fprintf(app.Stdout, "nothing new in %s\n", ap.Path)
 		return nil
 	}
-	pid, logPath, err := app.startDistiller(c, sid, transcript)
+	// set before the start, so that a run that never starts is retried too
+	markUnfinished(ws, req.SessionID, true)
+	pid, logPath, err := app.startDistiller(c, req.SessionID, req.TranscriptPath)
 	if err != nil {
-		return fmt.Errorf("start the background run: %w (the %d pending entries are saved in %s; the next call distils them, or run with --wait)", err, imp.Pending, imp.Path)
+		return fmt.Errorf("start the background run: %w (the entries are saved in %s; the next call distils them, or run with --wait)", err, ap.Path)
 	}
 	if app.Globals.JSON {
 		out["background_pid"], out["log"] = pid, logPath
 		return app.printJSON(out)
 	}
-	fmt.Fprintf(app.Stdout, "saved %d new entries to %s; distilling %d in the background (pid %d, log %s)\n",
-		imp.New, imp.Path, imp.Pending, pid, logPath)
+	what := fmt.Sprintf("saved %d new entries to %s; distilling them", ap.New, ap.Path)
+	if ap.New == 0 {
+		what = fmt.Sprintf("nothing new in %s; distilling what an unfinished run left", ap.Path)
+	}
+	fmt.Fprintf(app.Stdout, "%s in the background (pid %d, log %s)\n", what, pid, logPath)
 	return nil
+}
+
+// unfinishedPath marks a session whose last background run was started and
+// has not succeeded (it failed, was killed, or is still running): the next
+// Stop starts another even when the transcript has nothing new.
+func unfinishedPath(ws *store.Workspace, sid string) string {
+	return ws.MetadataPath("sessions", "claude_code_hook", sid+".unfinished")
+}
+
+func unfinished(ws *store.Workspace, sid string) bool {
+	_, err := os.Stat(unfinishedPath(ws, sid))
+	return err == nil
+}
+
+// markUnfinished sets or clears the mark; it is best effort, as its loss
+// only delays a retry until the next new entry.
+func markUnfinished(ws *store.Workspace, sid string, on bool) {
+	p := unfinishedPath(ws, sid)
+	if !on {
+		_ = os.Remove(p)
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
 }

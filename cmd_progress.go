@@ -2,13 +2,12 @@ package main
 
 // Long work says what it is doing on stderr when stderr is a terminal: the
 // first sync of a large workspace, a rebuild, a model call. Pipes and logs
-// get none of it; -v logs one line per model call with its duration.
+// get none of it.
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -59,43 +58,30 @@ func (a *App) progress(what, unit string) index.Progress {
 	}
 }
 
-// observedModel logs every model call with its duration (-v) and, on a
-// terminal, shows how long the current call has been waiting.
-type observedModel struct {
+// waitingModel shows, on a terminal, how long the current model call has
+// been waiting (jobs log every call with its duration at -v).
+type waitingModel struct {
 	llm.Client
-	log *slog.Logger
-	tty io.Writer // nil unless stderr is a terminal
+	tty io.Writer
 }
 
+// observe wraps the model for a terminal; elsewhere it is left as it is.
 func (a *App) observe(m llm.Client) llm.Client {
-	o := observedModel{Client: m, log: a.Log}
-	if isTerminal(a.Stderr) {
-		o.tty = a.Stderr
+	if !isTerminal(a.Stderr) {
+		return m
 	}
-	return o
+	return waitingModel{Client: m, tty: a.Stderr}
 }
 
-func (m observedModel) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	start := time.Now()
-	stop := m.showWaiting(req.Model, start)
-	resp, err := m.Client.Chat(ctx, req)
-	stop()
-	took := time.Since(start).Round(time.Millisecond)
-	if err != nil {
-		m.log.Info("model call failed", "model", req.Model, "duration", took, "error", err)
-		return resp, err
-	}
-	m.log.Info("model call", "model", req.Model, "duration", took,
-		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
-	return resp, nil
+func (m waitingModel) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	stop := m.showWaiting(req.Model, time.Now())
+	defer stop()
+	return m.Client.Chat(ctx, req)
 }
 
-// showWaiting redraws "waiting for the model" every second once the call
+// showWaiting redraws "waiting for MODEL (Ns)" every second once the call
 // has taken progressDelay; the returned func clears the line.
-func (m observedModel) showWaiting(model string, start time.Time) func() {
-	if m.tty == nil {
-		return func() {}
-	}
+func (m waitingModel) showWaiting(model string, start time.Time) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {

@@ -1,8 +1,7 @@
-package jobs
+package claudecode
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +10,12 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// TestImportClaudeTranscriptIncremental: a Stop reads only what the
+// TestAppendIncremental: a Stop reads only what the
 // transcript gained; whenever the files are not as the last call left them
 // (a transcript rewritten, a copy edited, a crash before the state was
 // saved), the whole transcript is compared again and nothing is copied twice
 // or lost.
-func TestImportClaudeTranscriptIncremental(t *testing.T) {
-	ctx := context.Background()
+func TestAppendIncremental(t *testing.T) {
 	ws, err := store.OpenWorkspace(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +27,7 @@ func TestImportClaudeTranscriptIncremental(t *testing.T) {
 	withUUID := func(ls []string) int {
 		n := 0
 		for _, l := range ls {
-			if e, ok := parseClaudeLine([]byte(strings.TrimSpace(l))); ok && e.UUID != "" {
+			if e, ok := parseLine([]byte(strings.TrimSpace(l)), false); ok && e.UUID != "" {
 				n++
 			}
 		}
@@ -53,19 +51,30 @@ func TestImportClaudeTranscriptIncremental(t *testing.T) {
 		}
 		f.Close()
 	}
-	copyPath := ws.Abs(ClaudeCopyPath(claudeFixtureSID))
-	check := func(step string, wantNew, wantTotal int) {
+	copyPath := ws.Abs(CopyPath(claudeFixtureSID))
+	check := func(step string, wantNew, wantTotal int, wantWhole bool) {
 		t.Helper()
-		imp, err := ImportClaudeTranscript(ctx, ws, claudeFixtureSID, tr)
+		ap, err := Append(ws, claudeFixtureSID, tr, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		if imp.New != wantNew || imp.Entries != wantTotal || imp.Pending != wantTotal {
-			t.Fatalf("%s: new %d entries %d pending %d; want %d, %d, %d", step, imp.New, imp.Entries, imp.Pending, wantNew, wantTotal, wantTotal)
+		if ap.New != wantNew || ap.Whole != wantWhole {
+			t.Fatalf("%s: new %d whole %v; want %d, %v", step, ap.New, ap.Whole, wantNew, wantWhole)
 		}
-		_, entries, err := readClaudeCopy(ws, ClaudeCopyPath(claudeFixtureSID))
+		var entries []Entry
+		b, err := os.ReadFile(copyPath)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			if len(l) == 0 {
+				continue
+			}
+			e, ok := parseLine(l, false)
+			if !ok {
+				t.Fatalf("%s: the copy holds a line that is not an entry: %.80s", step, l)
+			}
+			entries = append(entries, e)
 		}
 		seen := map[string]bool{}
 		for _, e := range entries {
@@ -81,32 +90,32 @@ func TestImportClaudeTranscriptIncremental(t *testing.T) {
 
 	half := len(lines) / 2
 	write(strings.Join(lines[:half], ""))
-	check("first Stop", withUUID(lines[:half]), withUUID(lines[:half]))
+	check("first Stop", withUUID(lines[:half]), withUUID(lines[:half]), true)
 
 	// Claude Code is writing the next line: the half line waits.
 	next := lines[half]
 	appendTo(next[:len(next)/2])
-	check("half a line", 0, withUUID(lines[:half]))
+	check("half a line", 0, withUUID(lines[:half]), false)
 	appendTo(next[len(next)/2:])
-	check("the line completed", withUUID(lines[half:half+1]), withUUID(lines[:half+1]))
+	check("the line completed", withUUID(lines[half:half+1]), withUUID(lines[:half+1]), false)
 
 	// A crash after the append, before the state was saved: the state
 	// still says the old copy size.
-	state := claudeStatePath(ws, claudeFixtureSID, "claude_import")
+	state := importStatePath(ws, claudeFixtureSID)
 	before, err := os.ReadFile(state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	appendTo(strings.Join(lines[half+1:half+3], ""))
-	check("two more", withUUID(lines[half+1:half+3]), withUUID(lines[:half+3]))
+	check("two more", withUUID(lines[half+1:half+3]), withUUID(lines[:half+3]), false)
 	if err := os.WriteFile(state, before, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	check("state from before the crash", 0, withUUID(lines[:half+3]))
+	check("state from before the crash", 0, withUUID(lines[:half+3]), true)
 
 	// The transcript is rewritten whole (same entries, new bytes first).
 	write("\n" + strings.Join(lines[:half+3], ""))
-	check("rewritten", 0, withUUID(lines[:half+3]))
+	check("rewritten", 0, withUUID(lines[:half+3]), true)
 
 	// An entry appears before what was read (a transcript rebuilt by a
 	// resume): it is found.
@@ -115,7 +124,7 @@ func TestImportClaudeTranscriptIncremental(t *testing.T) {
 		inserted = strings.Replace(lines[2], `"uuid":"`, `"uuid":"feed`, 1)
 	}
 	write(inserted + strings.Join(lines[:half+3], ""))
-	check("inserted before the offset", 1, withUUID(lines[:half+3])+1)
+	check("inserted before the offset", 1, withUUID(lines[:half+3])+1, true)
 	lines = append([]string{inserted}, lines...)
 	half++
 
@@ -128,10 +137,14 @@ func TestImportClaudeTranscriptIncremental(t *testing.T) {
 	if err := os.WriteFile(copyPath, b[:cut+1], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	check("copy edited", 1, withUUID(lines[:half+3]))
+	check("copy edited", 1, withUUID(lines[:half+3]), true)
 
 	// The rest, then nothing new.
 	appendTo(strings.Join(lines[half+3:], ""))
-	check("the rest", withUUID(lines[half+3:]), withUUID(lines))
-	check("nothing new", 0, withUUID(lines))
+	check("the rest", withUUID(lines[half+3:]), withUUID(lines), false)
+	// Its last line has no newline yet: the offset is not trusted until it has.
+	check("nothing new", 0, withUUID(lines), true)
+	appendTo("\n")
+	check("the newline", 0, withUUID(lines), true)
+	check("nothing new, read from the offset", 0, withUUID(lines), false)
 }
