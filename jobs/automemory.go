@@ -508,7 +508,7 @@ func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (
 	var cp *claudecode.Copy
 	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
 		var err error
-		cp, err = claudecode.CopyTranscript(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		cp, err = claudecode.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
 	if err != nil {

@@ -87,6 +87,22 @@ func Append(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int6
 	return res, nil
 }
 
+// Save appends the transcript's new entries like Append and returns every
+// entry of the copy, as CopyTranscript does: the one way a session is saved,
+// so that the record of where the transcript was read stays true.
+func Save(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int64) (*Copy, error) {
+	ap, err := Append(ws, sessionID, transcriptPath, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	res := &Copy{Path: ap.Path}
+	if _, _, err := readCopy(ws.Abs(ap.Path), ap.Path, res, map[string]bool{}); err != nil {
+		return nil, err
+	}
+	res.New, res.SkippedLines, res.TornTail = ap.New, ap.SkippedLines, ap.TornTail
+	return res, nil
+}
+
 // appendNew copies the entries after the recorded offset. ok is false when
 // the state does not describe the files as they are (the copy changed since,
 // the transcript was rewritten or cut): then nothing was copied.
