@@ -130,41 +130,20 @@ func (st *importState) appendNew(copyAbs, transcript string, maxBytes int64, res
 	if _, err := io.ReadFull(io.NewSectionReader(f, st.Offset, int64(len(src))), src); err != nil {
 		return false, nil
 	}
-	var add bytes.Buffer
-	seen := map[string]bool{}
-	var pos, consumed int64
-	err = eachLine(bytes.NewReader(src), func(line []byte, complete bool) error {
-		pos += int64(len(line))
-		if complete {
-			pos++
-			consumed = pos
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil
-		}
-		e, ok := parseLine(line, true)
-		if !ok {
-			res.SkippedLines++
-			return nil
-		}
-		consumed = pos
-		if e.UUID == "" || seen[e.UUID] {
-			return nil
-		}
-		seen[e.UUID] = true
-		res.New++
-		add.Write(e.Raw)
-		add.WriteByte('\n')
+	nl := newLines{seen: map[string]bool{}}
+	if err := eachLine(bytes.NewReader(src), func(line []byte, complete bool) error {
+		nl.take(line, complete)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return false, err
 	}
+	res.New, res.SkippedLines = len(nl.entries), nl.skipped
 	if res.New > 0 {
-		if err := appendLines(copyAbs, st.CopySize, add.Bytes()); err != nil {
+		if err := appendLines(copyAbs, st.CopySize, nl.add.Bytes()); err != nil {
 			return false, err
 		}
 	}
+	consumed := nl.consumed
 	st.Tail = lastBytes(append(st.Tail, src[:consumed]...))
 	st.Offset += consumed
 	return true, nil

@@ -226,35 +226,13 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	if err != nil {
 		return nil, err
 	}
-	var add bytes.Buffer
+	nl := newLines{seen: seen}
 	// The limit also holds for a transcript that grows while it is read.
-	var pos int64
 	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, complete bool) error {
-		if int64(add.Len()) > maxBytes {
+		if int64(nl.add.Len()) > maxBytes {
 			return fmt.Errorf("%w: claude code transcript %s grew past the limit of %d bytes while it was read (auto_memory.max_transcript_bytes)", ErrTooLarge, transcriptPath, maxBytes)
 		}
-		pos += int64(len(line))
-		if complete {
-			pos++
-			res.Consumed = pos
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil
-		}
-		e, ok := parseLine(line, true)
-		if !ok {
-			res.SkippedLines++
-			return nil
-		}
-		res.Consumed = pos // an unterminated last line that is whole
-		if e.UUID == "" || seen[e.UUID] {
-			return nil
-		}
-		seen[e.UUID] = true
-		res.Entries = append(res.Entries, e)
-		res.New++
-		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
-		add.WriteByte('\n')
+		nl.take(line, complete)
 		return nil
 	})
 	if err != nil {
@@ -263,6 +241,9 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 		}
 		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
+	res.Entries = append(res.Entries, nl.entries...)
+	res.New, res.SkippedLines, res.Consumed = len(nl.entries), nl.skipped, nl.consumed
+	add := &nl.add
 	if res.New == 0 && !res.TornTail {
 		return res, nil
 	}
@@ -280,6 +261,42 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 		return nil, fmt.Errorf("append %s: %w", rel, err)
 	}
 	return res, nil
+}
+
+// newLines takes in transcript lines: those with a uuid not seen yet are
+// kept verbatim (add, entries), the others skipped, and consumed says how
+// far the transcript was taken in (through the last complete line, or an
+// unterminated last line that is a whole entry).
+type newLines struct {
+	seen          map[string]bool
+	add           bytes.Buffer
+	entries       []Entry
+	skipped       int
+	pos, consumed int64
+}
+
+func (n *newLines) take(line []byte, complete bool) {
+	n.pos += int64(len(line))
+	if complete {
+		n.pos++
+		n.consumed = n.pos
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	e, ok := parseLine(line, true)
+	if !ok {
+		n.skipped++
+		return
+	}
+	n.consumed = n.pos
+	if e.UUID == "" || n.seen[e.UUID] {
+		return
+	}
+	n.seen[e.UUID] = true
+	n.entries = append(n.entries, e)
+	n.add.Write(e.Raw) // the line without its terminator (\n or \r\n)
+	n.add.WriteByte('\n')
 }
 
 // readCopy reads the workspace copy line by line into res and seen. It
