@@ -174,6 +174,9 @@ func (a *App) setup() {
 			a.Now = func() time.Time { return t }
 		}
 	}
+	if a.dotEnv == nil {
+		a.dotEnv = &dotEnv{lookup: os.LookupEnv}
+	}
 	for _, w := range a.dotEnv.warnings {
 		a.Log.Warn(w)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,7 +34,7 @@ type Config struct {
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
 
 	file    string            // the config.yaml read, or ""
-	sources map[string]string // key path or env name -> where its value came from
+	sources map[string]string // key path -> where its value came from
 }
 
 // MemoryConfig holds auto_memory defaults.
@@ -71,13 +70,32 @@ type SearchConfig struct {
 
 // LLMConfig configures the model runtime. The API key is read from the
 // environment only, so that it never ends up in a versioned workspace.
+// After loading, Provider, BaseURL, Model and VisionModel hold what is in
+// effect (see resolveModel in cmd_model.go), with the reasons beside them.
 type LLMConfig struct {
+	// Provider is cohere or openai (any OpenAI-compatible server); empty
+	// chooses from the keys and URLs that are set.
+	Provider    string   `yaml:"provider" json:"provider"`
 	Model       string   `yaml:"model" json:"model"`
 	VisionModel string   `yaml:"vision_model" json:"vision_model"`
 	BaseURL     string   `yaml:"base_url" json:"base_url"`
 	Timeout     Duration `yaml:"timeout" json:"timeout"`
 	MaxRetries  int      `yaml:"max_retries" json:"max_retries"`
-	APIKey      string   `yaml:"-" json:"api_key"`
+	// EmbedModel, EmbedDimensions and RerankModel configure semantic
+	// search; empty and 0 keep the provider's defaults, an empty
+	// RerankModel turns reranking off.
+	EmbedModel      string `yaml:"embed_model" json:"embed_model"`
+	EmbedDimensions int    `yaml:"embed_dimensions" json:"embed_dimensions"`
+	RerankModel     string `yaml:"rerank_model" json:"rerank_model"`
+
+	APIKey string `yaml:"-" json:"api_key"`
+	// ProviderReason says why Provider is in effect, or why none is.
+	ProviderReason string `yaml:"-" json:"provider_reason"`
+	// APIKeyFrom names the variable the key came from.
+	APIKeyFrom string `yaml:"-" json:"api_key_from,omitempty"`
+	// Embed is the separate embedding endpoint of ReMe's EMBEDDING_*
+	// variables, if they are set.
+	Embed *EmbedEndpoint `yaml:"-" json:"embed_endpoint,omitempty"`
 }
 
 // Duration is a time.Duration written as "90s" in YAML and JSON.
@@ -129,7 +147,10 @@ var envOverrides = []struct {
 		return nil
 	}},
 	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
-	{"COHERE_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
+	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
+	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
+	// API keys and the variables of other tools are read by resolveModel.
 }
 
 // envKeys names the configuration key each variable sets, for `reme config`.
@@ -137,7 +158,7 @@ var envKeys = map[string]string{
 	"REME_TIMEZONE": "timezone", "REME_LANGUAGE": "language", "REME_MAX_FILE_BYTES": "max_file_bytes",
 	"REME_SEARCH_LIMIT": "search.limit", "REME_MODEL": "llm.model", "REME_VISION_MODEL": "llm.vision_model",
 	"REME_LLM_BASE_URL": "llm.base_url", "REME_LLM_TIMEOUT": "llm.timeout", "REME_LLM_MAX_RETRIES": "llm.max_retries",
-	"COHERE_API_KEY": "cohere_api_key",
+	"REME_LLM_PROVIDER": "llm.provider", "REME_EMBED_MODEL": "llm.embed_model", "REME_RERANK_MODEL": "llm.rerank_model",
 }
 
 func parseInt(s string, dst *int) error {
@@ -174,6 +195,7 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
+	fromFile := cfg.LLM
 	for _, e := range envOverrides {
 		if v := getenv(e.name); v != "" {
 			if err := e.set(cfg, v); err != nil {
@@ -190,6 +212,7 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
+	resolveModel(&cfg.LLM, fromFile, getenv)
 	return cfg, nil
 }
 
@@ -341,6 +364,14 @@ func (c *Config) validate() error {
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
 	}
+	switch c.LLM.Provider {
+	case "", providerCohere, providerOpenAI:
+	default:
+		return fmt.Errorf("llm.provider must be cohere or openai, not %q", c.LLM.Provider)
+	}
+	if c.LLM.EmbedDimensions < 0 {
+		return fmt.Errorf("llm.embed_dimensions must not be negative")
+	}
 	return nil
 }
 
@@ -356,12 +387,31 @@ func (c *Config) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// effective is a copy that is safe to print, with what an empty value
-// means filled in: the resolved time zone, the default language, model and
-// API address. Secrets show as "(set)"; credentials inside base_url are
-// masked. notes says, per key path, where a value came from.
-func (c *Config) effective(getenv func(string) string) (*Config, map[string]string) {
+// redacted is a copy that is safe to print: keys become "(set)", URLs
+// lose their credentials.
+func (c *Config) redacted() *Config {
 	r := *c
+	if r.LLM.APIKey != "" {
+		r.LLM.APIKey = "(set)"
+	}
+	r.LLM.BaseURL = llm.RedactURL(r.LLM.BaseURL)
+	if e := r.LLM.Embed; e != nil {
+		shown := *e
+		shown.BaseURL = llm.RedactURL(shown.BaseURL)
+		if shown.APIKey != "" {
+			shown.APIKey = "(set)"
+		}
+		r.LLM.Embed = &shown
+	}
+	return &r
+}
+
+// effective is the configuration as `reme config` shows it: redacted, with
+// what an empty value means filled in (the resolved time zone, the default
+// language; the model and API address are resolved on loading) and notes
+// saying, per key path, where a value came from.
+func (c *Config) effective(getenv func(string) string) (*Config, map[string]string) {
+	r := c.redacted()
 	notes := map[string]string{}
 	for k, src := range c.sources {
 		notes[k] = "from " + src
@@ -378,27 +428,23 @@ func (c *Config) effective(getenv func(string) string) (*Config, map[string]stri
 		r.Language = "en"
 		notes["language"] = "default"
 	}
-	if r.LLM.Model == "" {
-		r.LLM.Model = llm.DefaultModel
-		notes["llm.model"] = "default"
+	defaults := map[string][2]string{ // key -> value in effect, the provider's default
+		"llm.model":        {r.LLM.Model, llm.DefaultModel},
+		"llm.vision_model": {r.LLM.VisionModel, llm.DefaultVisionModel},
+		"llm.base_url":     {r.LLM.BaseURL, llm.DefaultCohereURL},
 	}
-	if r.LLM.VisionModel == "" {
-		r.LLM.VisionModel = llm.DefaultVisionModel
-		notes["llm.vision_model"] = "default"
+	if r.LLM.Provider == providerOpenAI {
+		defaults = map[string][2]string{"llm.model": {r.LLM.Model, llm.DefaultOpenAIModel}, "llm.base_url": {r.LLM.BaseURL, llm.DefaultOpenAIURL}}
 	}
-	if r.LLM.BaseURL == "" {
-		r.LLM.BaseURL = llm.DefaultCohereURL
-		notes["llm.base_url"] = "default"
-	} else if red := redactURL(r.LLM.BaseURL); red != r.LLM.BaseURL {
-		r.LLM.BaseURL = red
+	for k, v := range defaults {
+		if _, set := c.sources[k]; !set && r.LLM.Provider != "" && v[0] == v[1] {
+			notes[k] = "default for " + r.LLM.Provider
+		}
+	}
+	if r.LLM.BaseURL != c.LLM.BaseURL {
 		notes["llm.base_url"] = joinNote(notes["llm.base_url"], "credentials hidden")
 	}
-	if r.LLM.APIKey != "" {
-		r.LLM.APIKey = "(set)"
-	} else {
-		notes["cohere_api_key"] = "not set: cards are written without a model"
-	}
-	return &r, notes
+	return r, notes
 }
 
 func joinNote(a, b string) string {
@@ -440,54 +486,15 @@ func localZoneName(getenv func(string) string) string {
 	return "Local"
 }
 
-// secretQueryWords: a query parameter whose name holds one of these is a
-// credential.
-var secretQueryWords = []string{"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session", "code"}
-
-// redactURL masks the credentials a URL may carry: its user information
-// (user:password@) and the values of query parameters that look like
-// secrets. A URL that does not parse is hidden whole.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(hidden: not a valid URL)"
-	}
-	changed := false
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for name, vals := range q {
-			lower := strings.ToLower(name)
-			for _, w := range secretQueryWords {
-				if strings.Contains(lower, w) {
-					for i := range vals {
-						vals[i] = "REDACTED"
-					}
-					changed = true
-					break
-				}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	if !changed {
-		return raw
-	}
-	return u.String()
-}
-
 type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
 REME_* environment variables (and a .env file in the working folder or one of
-its parents, for variables the environment does not set). Comments say where a
-value came from and what an empty value means (the host's time zone, the
-default model). Secrets are shown only as "(set)", and credentials inside
-llm.base_url are masked.`
+its parents, for variables the environment does not set). The "# model:" line
+says which provider and model are in use and why; comments say where a value
+came from and what an empty value means (the host's time zone, the default
+model). Secrets are shown only as "(set)", credentials in URLs as ***.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {
@@ -505,11 +512,15 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 			Notes map[string]string `json:"notes"`
 		}{app.root, cfg.file, app.dotEnv.path, eff, notes})
 	}
+	key := "(none)"
+	if eff.LLM.APIKey != "" {
+		key = "(set, from " + eff.LLM.APIKeyFrom + ")"
+	}
 	var doc yaml.Node
 	if err := doc.Encode(struct {
 		Config `yaml:",inline"`
-		APIKey string `yaml:"cohere_api_key"`
-	}{*eff, eff.LLM.APIKey}); err != nil {
+		APIKey string `yaml:"api_key"`
+	}{*eff, key}); err != nil {
 		return err
 	}
 	annotateYAML(&doc, "", notes)
@@ -526,6 +537,7 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 	if app.dotEnv.path != "" {
 		fmt.Fprintf(app.Stdout, "# .env file: %s\n", app.dotEnv.path)
 	}
+	fmt.Fprintf(app.Stdout, "# model: %s\n", eff.LLM.describe())
 	_, err = app.Stdout.Write(b)
 	return err
 }
