@@ -36,6 +36,7 @@ type Appended struct {
 	SkippedLines int    // transcript lines that are not entries (a line being written, or damage)
 	TornTail     bool   // as in Copy
 	Whole        bool   // the whole transcript was compared with the copy
+	Size         int64  // the copy's size after this call
 }
 
 func importStatePath(ws *store.Workspace, sessionID string) string {
@@ -67,6 +68,7 @@ func Append(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int6
 		}
 		if ok {
 			st.save(ws, sessionID, ws.Abs(rel))
+			res.Size = st.CopySize
 			return res, nil
 		}
 	}
@@ -84,22 +86,23 @@ func Append(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int6
 		f.Close()
 	}
 	st.save(ws, sessionID, ws.Abs(rel))
+	res.Size = st.CopySize
 	return res, nil
 }
 
-// Save appends the transcript's new entries like Append and returns every
-// entry of the copy, as CopyTranscript does: the one way a session is saved,
-// so that the record of where the transcript was read stays true.
-func Save(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int64) (*Copy, error) {
-	ap, err := Append(ws, sessionID, transcriptPath, maxBytes)
+// ReadCopy returns every entry among the first size bytes of the
+// session's copy (what an Append left, Appended.Size), as CopyTranscript
+// would: the caller need not hold the save lock while it reads, so that a
+// Stop hook saving meanwhile never waits for this read.
+func ReadCopy(ws *store.Workspace, sessionID string, size int64) (*Copy, error) {
+	rel, err := ws.Rel(CopyPath(sessionID))
 	if err != nil {
 		return nil, err
 	}
-	res := &Copy{Path: ap.Path}
-	if _, _, err := readCopy(ws.Abs(ap.Path), ap.Path, res, map[string]bool{}); err != nil {
+	res := &Copy{Path: rel}
+	if _, _, err := readCopyUpTo(ws.Abs(rel), rel, size, res, map[string]bool{}); err != nil {
 		return nil, err
 	}
-	res.New, res.SkippedLines, res.TornTail = ap.New, ap.SkippedLines, ap.TornTail
 	return res, nil
 }
 

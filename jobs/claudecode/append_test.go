@@ -148,3 +148,42 @@ func TestAppendIncremental(t *testing.T) {
 	check("the newline", 0, withUUID(lines), true)
 	check("nothing new, read from the offset", 0, withUUID(lines), false)
 }
+
+// TestReadCopyUpToSize: a run reads the copy as its save left it, even when
+// a later save has appended since (it reads without the save lock).
+func TestReadCopyUpToSize(t *testing.T) {
+	ws, err := store.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(claudeReadFixture(t))), "\n")
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(tr, []byte(strings.Join(lines[:10], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, err := Append(ws, claudeFixtureSID, tr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tr, []byte(strings.Join(lines, "")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Append(ws, claudeFixtureSID, tr, 0)
+	if err != nil || second.New == 0 || second.Size <= first.Size {
+		t.Fatalf("second append: %+v, %v", second, err)
+	}
+	early, err := ReadCopy(ws, claudeFixtureSID, first.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ReadCopy(ws, claudeFixtureSID, second.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(early.Entries) != first.New || len(all.Entries) != first.New+second.New || early.TornTail || all.TornTail {
+		t.Fatalf("read %d and %d entries (torn %v %v); want %d and %d", len(early.Entries), len(all.Entries), early.TornTail, all.TornTail, first.New, first.New+second.New)
+	}
+}

@@ -304,6 +304,12 @@ func (n *newLines) take(line []byte, complete bool) {
 // last line left by a crash is not counted, and res.TornTail is set) and
 // whether that part ends in a newline.
 func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
+	return readCopyUpTo(abs, rel, -1, res, seen)
+}
+
+// readCopyUpTo is readCopy of the first size bytes (all with size < 0):
+// what a save left, read while later saves may be appending.
+func readCopyUpTo(abs, rel string, size int64, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, true, nil
@@ -312,10 +318,14 @@ func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, end
 		return 0, false, fmt.Errorf("read %s: %w", rel, err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if size >= 0 {
+		r = io.LimitReader(f, size)
+	}
 	n := 0
 	var pos int64
 	endsInNewline = true
-	err = eachLine(f, func(line []byte, complete bool) error {
+	err = eachLine(r, func(line []byte, complete bool) error {
 		n++
 		start := pos
 		pos += int64(len(line))
