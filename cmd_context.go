@@ -4,16 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/claudecode"
-	"github.com/reme-dev/reme/store"
 )
 
 // reme context prints what an agent is shown of its memory on a turn. With
@@ -109,12 +104,11 @@ func (c *contextCmd) build(ctx context.Context, app *App, req jobs.ContextReques
 }
 
 // runHook answers a Claude Code hook. Whatever goes wrong, the prompt goes
-// through: the failure is logged and the hook prints nothing.
+// through: run logs the failure and exits 0, and the hook prints nothing.
 func (c *contextCmd) runHook(ctx context.Context, app *App) error {
 	out, err := c.hook(ctx, app)
 	if err != nil {
-		logHookError(app, contextLogName, err)
-		return nil
+		return memoryErr(err)
 	}
 	enc := json.NewEncoder(app.Stdout)
 	enc.SetEscapeHTML(false)
@@ -173,76 +167,4 @@ func (c *contextCmd) hook(ctx context.Context, app *App) (*hookOutput, error) {
 	out.HookSpecificOutput.HookEventName = event
 	out.HookSpecificOutput.AdditionalContext = res.Text
 	return out, nil
-}
-
-// isTerminal reports whether r is a terminal, where no hook JSON comes.
-func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// logHookError appends a hook's failure to metadata/logs/<name> when the
-// workspace exists; it is best effort, as the hook has failed already.
-func logHookError(app *App, name string, err error) {
-	app.Log.Warn("hook failed; the prompt goes on without memory context", "err", err)
-	ws, werr := store.OpenWorkspace(app.Globals.Workspace)
-	if werr != nil {
-		return
-	}
-	if fi, serr := os.Stat(ws.Root); serr != nil || !fi.IsDir() {
-		return
-	}
-	dir := filepath.Join(ws.Root, store.MetadataDir, "logs")
-	if os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	f, oerr := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if oerr != nil {
-		return
-	}
-	defer f.Close()
-	now := time.Now()
-	if app.Now != nil {
-		now = app.Now()
-	}
-	fmt.Fprintf(f, "%s [pid %d] failed: %v\n", now.Format(time.RFC3339), os.Getpid(), err)
-}
-
-// isContextHook reports whether args run reme context as a Claude Code
-// hook (--format claude-code).
-func isContextHook(args []string) bool {
-	isContext, hook := false, false
-	for i, a := range args {
-		switch {
-		case a == "context":
-			isContext = true
-		case a == "--format=claude-code", a == "format=claude-code", a == "--format" && i+1 < len(args) && args[i+1] == "claude-code":
-			hook = true
-		}
-	}
-	return isContext && hook
-}
-
-// logContextHookFailure logs a hook whose command line failed, into the
-// workspace named by the arguments (or REME_WORKSPACE) when it exists.
-func logContextHookFailure(args []string, getenv func(string) string, stderr string) {
-	dir := getenv("REME_WORKSPACE")
-	for i, a := range args {
-		switch {
-		case (a == "-w" || a == "--workspace") && i+1 < len(args):
-			dir = args[i+1]
-		case strings.HasPrefix(a, "--workspace="):
-			dir = strings.TrimPrefix(a, "--workspace=")
-		}
-	}
-	if dir == "" {
-		dir = "./.reme"
-	}
-	g := &Globals{Workspace: dir}
-	logHookError(&App{Globals: g, Stderr: io.Discard, Log: slog.New(slog.DiscardHandler)}, contextLogName,
-		fmt.Errorf("reme %s: %s", strings.Join(args, " "), strings.TrimSpace(stderr)))
 }

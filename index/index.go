@@ -50,6 +50,9 @@ type Options struct {
 	Roots        []string
 	MaxFileBytes int64
 	Workers      int
+	// Progress, when set, receives every sync's progress (a first sync of a
+	// large workspace takes seconds).
+	Progress Progress
 	// Fault, when set, is called at each step of a move; returning an error
 	// stops the move there as if the process had been killed. Tests only.
 	Fault func(step string) error

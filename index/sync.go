@@ -114,6 +114,9 @@ func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, e
 // sync reconciles the roots, or only the scope when one is given.
 func (ix *Index) sync(ctx context.Context, full bool, progress Progress, scope []string) (*SyncReport, error) {
 	start := time.Now()
+	if progress == nil {
+		progress = ix.opt.Progress
+	}
 	rep := &SyncReport{}
 	var (
 		cached   map[string][]byte
