@@ -32,6 +32,25 @@ func typeCondition(types []string) (string, []any, error) {
 	return "(" + strings.Join(ors, " OR ") + ")", args, nil
 }
 
+// memoryChunkBase is the first chunk id of memory notes (see chunkID).
+const memoryChunkBase = 1 << 40
+
+// isMemoryKind reports the kinds of note under memory/ and MEMORY.md.
+func isMemoryKind(kind string) bool {
+	return kind == store.KindEntry || kind == store.KindProfile || kind == store.KindMemoryIndex
+}
+
+// memoryOnly reports whether search types name only memory notes, whose
+// chunks a search can read alone.
+func memoryOnly(types []string) bool {
+	for _, t := range types {
+		if !store.IsEntryType(t) && !isMemoryKind(t) {
+			return false
+		}
+	}
+	return len(types) > 0
+}
+
 // NoteInfo is an indexed note's kind, type, name and description.
 type NoteInfo struct {
 	Path        string `json:"path"`

@@ -147,3 +147,46 @@ func TestSyncScopeReadsOnlyItsRoots(t *testing.T) {
 		t.Error("IsNotePath and single-note roots")
 	}
 }
+
+// TestMemoryChunksAreNumberedApart: memory notes' chunks take ids from
+// memoryChunkBase, cards' below it, through rebuilds and updates alike, so
+// that a search of memory reads only its part of the full-text lists.
+func TestMemoryChunksAreNumberedApart(t *testing.T) {
+	ws := newWorkspace(t, memoryFiles)
+	ix := openIndex(t, ws, Options{})
+	ctx := context.Background()
+	check := func(when string) {
+		t.Helper()
+		rows, err := ix.db.QueryContext(ctx, `SELECT n.kind, c.id FROM chunks c JOIN notes n ON n.id = c.note_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var kind string
+			var id int64
+			if err := rows.Scan(&kind, &id); err != nil {
+				t.Fatal(err)
+			}
+			if isMemoryKind(kind) != (id >= memoryChunkBase) {
+				t.Errorf("%s: a %s chunk has id %d", when, kind, id)
+			}
+		}
+	}
+	if _, err := ix.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("rebuild")
+	writeFile(t, ws, "daily/2026-06-23/later.md", "---\nname: later\n---\n\nbullet later\n")
+	writeFile(t, ws, "memory/entries/later.md", "---\ntype: user\nname: later\n---\n\nbullet later\n")
+	if _, err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("sync")
+	if got := searchPaths(t, ix, "user"); !cmp.Equal(got, []string{"memory/entries/go-backend.md", "memory/entries/later.md"}) {
+		t.Errorf("user entries: %v", got)
+	}
+	if got := searchPaths(t, ix, "card"); !cmp.Equal(got, []string{"daily/2026-06-22/bullets-card.md", "daily/2026-06-23/later.md"}) {
+		t.Errorf("cards: %v", got)
+	}
+}

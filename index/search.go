@@ -147,7 +147,12 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 	if len(where) == 1 {
 		top = `SELECT rowid, -` + rank + ` FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY ` + rank + ` LIMIT ?`
 	} else {
-		top = `SELECT f.id, f.score FROM (SELECT rowid AS id, -` + rank + ` AS score FROM chunk_fts WHERE chunk_fts MATCH ?) f
+		match := "chunk_fts MATCH ?"
+		if memoryOnly(opt.Types) {
+			// memory notes' chunks are numbered apart: FTS5 skips the rest
+			match += fmt.Sprintf(" AND rowid >= %d", memoryChunkBase)
+		}
+		top = `SELECT f.id, f.score FROM (SELECT rowid AS id, -` + rank + ` AS score FROM chunk_fts WHERE ` + match + `) f
 			JOIN chunks c ON c.id = f.id JOIN notes n ON n.id = c.note_id
 			WHERE ` + strings.Join(where[1:], " AND ") + ` ORDER BY f.score DESC LIMIT ?`
 	}

@@ -13,6 +13,9 @@ import (
 type writer struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// nextChunk is the next free chunk id of each id range (notes, memory
+	// notes), read when first needed
+	nextChunk [2]int64
 }
 
 var writerSQL = map[string]string{
@@ -23,7 +26,7 @@ var writerSQL = map[string]string{
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"noteName": `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
 	"tag":      `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
-	"chunk":    `INSERT INTO chunks(note_id, start_line, end_line, text) VALUES (?, ?, ?, ?)`,
+	"chunk":    `INSERT INTO chunks(id, note_id, start_line, end_line, text) VALUES (?, ?, ?, ?, ?)`,
 	"fts":      `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
 	"lookup":   `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
 	"touch":    `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
@@ -151,12 +154,11 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	ftsName, ftsDesc := ftsText(name), ftsText(r.desc)
 	for _, c := range r.chunks {
 		body := ftsText(linkWords(c.Text))
-		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.Text)
+		cid, err := w.chunkID(ctx, isMemoryKind(r.kind))
 		if err != nil {
 			return err
 		}
-		cid, err := res.LastInsertId()
-		if err != nil {
+		if _, err := w.stmts["chunk"].ExecContext(ctx, cid, id, c.StartLine, c.EndLine, c.Text); err != nil {
 			return err
 		}
 		if _, err := w.stmts["fts"].ExecContext(ctx, cid, ftsName, ftsDesc, body); err != nil {
@@ -164,6 +166,27 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		}
 	}
 	return nil
+}
+
+// chunkID hands out the next chunk id of a note's range: memory notes'
+// chunks (entries, the profile, MEMORY.md) have ids from memoryChunkBase
+// on, so that a search of long-term memory reads only their part of the
+// full-text lists, however many cards there are.
+func (w *writer) chunkID(ctx context.Context, memory bool) (int64, error) {
+	r, lo, hi := 0, int64(1), int64(memoryChunkBase)
+	if memory {
+		r, lo, hi = 1, memoryChunkBase, 1<<62
+	}
+	if w.nextChunk[r] == 0 {
+		var top int64
+		if err := w.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), ?) FROM chunks WHERE id >= ? AND id < ?`, lo-1, lo, hi).Scan(&top); err != nil {
+			return 0, fmt.Errorf("next chunk id: %w", err)
+		}
+		w.nextChunk[r] = top + 1
+	}
+	id := w.nextChunk[r]
+	w.nextChunk[r]++
+	return id, nil
 }
 
 // deleteNote removes a note by path; it reports whether it was indexed.
