@@ -165,13 +165,17 @@ func BuildContext(ctx context.Context, env *Env, req ContextRequest) (*ContextRe
 	}
 	layout(blocks, res)
 	if req.SessionID != "" {
+		changed := req.Reset
 		for _, b := range blocks {
-			if b.hash != "" && hasItem(res.Included, b.item) {
-				shown[b.item.Path] = b.hash
+			if b.hash != "" && hasItem(res.Included, b.item) && shown[b.item.Path] != b.hash {
+				shown[b.item.Path], changed = b.hash, true
 			}
 		}
-		if err := writeShown(env, req.SessionID, shown); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("could not record what this session was shown: %v", err))
+		// most turns show nothing new: no write, no fsync
+		if changed {
+			if err := writeShown(env, req.SessionID, shown); err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("could not record what this session was shown: %v", err))
+			}
 		}
 	}
 	return res, nil

@@ -110,8 +110,9 @@ export REME_NOW=2025-12-31T12:00:00Z REME_TIMEZONE=UTC
 for q in "how should I format deploy answers" "登录流程" "what is on the billing runbook"; do
   "$run" -name "context ($N cards, 1000 entries): $q" -n "$RUNS" -- "$reme" -w "$cws" context "$q"
 done
-"$run" -name "context, Claude Code hook (session state)" -n "$RUNS" -- sh -c \
-  "echo '{\"session_id\":\"bench\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"deploy canary rollback\"}' | '$reme' -w '$cws' context --format claude-code"
+# a new session each run: its entries are shown and its state written
+"$run" -name "context, Claude Code hook (new session)" -n "$RUNS" -- sh -c \
+  "echo '{\"session_id\":\"bench-{n}\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"deploy canary rollback\"}' | '$reme' -w '$cws' context --format claude-code"
 
 # budget adherence: every output within its budget, and how full it is
 over=0 total=0 fills=()
