@@ -37,6 +37,10 @@ const (
 	// pickNoHit when keywords found none.
 	pickAlways = 30
 	pickNoHit  = 20
+	// The most of the budget the profile and the index take: cut beyond
+	// it, so that the relevant entries always have room.
+	profileShare = 0.25
+	indexShare   = 0.5
 )
 
 // Context modes.
@@ -100,6 +104,9 @@ type ctxBlock struct {
 	section string
 	// spaced blocks are set apart from the one before by a blank line
 	spaced bool
+	// share, when set, is the most of the budget the block may take: a
+	// long profile or index is cut so that relevant entries keep room
+	share float64
 	text   string
 	// cut, when set, is the block shortened to fit a smaller room
 	cut func(room int) (string, bool)
@@ -217,6 +224,9 @@ func layout(blocks []ctxBlock, res *ContextResult) {
 				head = "\n"
 			}
 			room := res.Budget - reserve - b.Len() - len(head)
+			if bl.share > 0 {
+				room = min(room, int(bl.share*float64(res.Budget))-len(head))
+			}
 			text := bl.text
 			if len(text) > room {
 				cut, ok := "", false
@@ -403,7 +413,7 @@ func profileBlock(env *Env) (ctxBlock, bool, string) {
 	}
 	text += "\n"
 	return ctxBlock{item: ContextItem{Kind: "profile", Path: store.ProfilePath}, section: "About the user (" + store.ProfilePath + ")",
-		text: text, cut: cutLines(text, store.ProfilePath, 120)}, true, warn
+		text: text, cut: cutLines(text, store.ProfilePath, 120), share: profileShare}, true, warn
 }
 
 // indexBlock is MEMORY.md without its frontmatter and markers.
@@ -429,7 +439,7 @@ func indexBlock(env *Env) (ctxBlock, bool, error) {
 	}
 	text := body + "\n"
 	return ctxBlock{item: ContextItem{Kind: "index", Path: store.MemoryIndexPath}, section: "Long-term memory index (" + store.MemoryIndexPath + ")",
-		text: text, cut: cutLines(text, store.MemoryIndexPath, 200)}, true, nil
+		text: text, cut: cutLines(text, store.MemoryIndexPath, 200), share: indexShare}, true, nil
 }
 
 // warningMark keeps a reference entry about a recently used tool: it warns.

@@ -275,3 +275,25 @@ func TestContextBrokenProfile(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestContextLongIndexLeavesRoomForEntries: a MEMORY.md longer than half
+// the budget is cut there (and says so), so that the entries relevant to
+// the message are still shown.
+func TestContextLongIndexLeavesRoomForEntries(t *testing.T) {
+	env := contextWorkspace(t, nil)
+	for i := 0; i < 300; i++ {
+		putEntry(t, env.WS, fmt.Sprintf("topic-%03d", i), "user", fmt.Sprintf("A rather long description of topic number %d for the index.", i), "Body.", "2026-06-10")
+	}
+	if _, err := env.WS.RefreshMemoryIndex(store.MemoryIndexBounds{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := BuildContext(context.Background(), env, ContextRequest{Query: "answer format"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(res.Text, "## Relevant long-term entries")
+	if !strings.Contains(res.Text, "### answer-format (feedback)") || len(head) > res.Budget/2+200 ||
+		!strings.Contains(res.Text, "… (cut to fit the budget; the rest: reme read MEMORY.md)") || len(res.Text) > res.Budget {
+		t.Errorf("%d bytes before the entries:\n%s", len(head), res.Text)
+	}
+}
