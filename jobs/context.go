@@ -244,7 +244,7 @@ func layout(blocks []ctxBlock, res *ContextResult) {
 		}
 		body := b.String()
 		for _, compact := range []bool{false, true} {
-			m := manifest(blocks, included, res, len(body), compact)
+			m := sizedManifest(blocks, included, res, len(body), compact)
 			if len(body)+len(m) <= res.Budget {
 				res.Text = body + m
 				res.Bytes = len(res.Text)
@@ -286,6 +286,20 @@ func collect(blocks []ctxBlock, included []bool, texts []string, res *ContextRes
 			res.LeftOut = append(res.LeftOut, it)
 		}
 	}
+}
+
+// sizedManifest is the manifest whose byte count is that of the whole
+// output, itself included.
+func sizedManifest(blocks []ctxBlock, included []bool, res *ContextResult, body int, compact bool) string {
+	m := manifest(blocks, included, res, body, compact)
+	for i := 0; i < 4; i++ {
+		next := manifest(blocks, included, res, body+len(m), compact)
+		if len(next) == len(m) {
+			return next
+		}
+		m = next
+	}
+	return m
 }
 
 // manifest says what the context holds and what it left out, in one

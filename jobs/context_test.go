@@ -74,7 +74,7 @@ func TestContextPriorityAndManifest(t *testing.T) {
 	if strings.Contains(text, "old.md") || strings.Contains(text, "verify before relying") {
 		t.Errorf("older day or a verify note in:\n%s", text)
 	}
-	if res.Bytes != len(text) || res.Bytes > res.Budget || !strings.HasSuffix(text, fmt.Sprintf("%s of 8,192 bytes.\n", thousands(len(text)-len(text[strings.Index(text, "\n---\nreme context"):])))) {
+	if res.Bytes != len(text) || res.Bytes > res.Budget || !strings.HasSuffix(text, fmt.Sprintf(" %s of 8,192 bytes.\n", thousands(len(text)))) {
 		t.Errorf("bytes %d budget %d tail %q", res.Bytes, res.Budget, text[len(text)-40:])
 	}
 	// the same input gives the same output
@@ -187,6 +187,9 @@ func TestContextNeverExceedsTheBudget(t *testing.T) {
 		}
 		if !strings.Contains(res.Text, "reme context: ") {
 			t.Fatalf("budget %d: no manifest:\n%s", budget, res.Text)
+		}
+		if want := fmt.Sprintf(" %s of %s bytes.\n", thousands(len(res.Text)), thousands(budget)); !strings.HasSuffix(res.Text, want) {
+			t.Fatalf("budget %d: the manifest does not count the output (%q):\n%s", budget, want, res.Text)
 		}
 		for _, it := range res.Included {
 			if it.Kind == "entry" && !strings.Contains(res.Text, "— "+it.Path) {
