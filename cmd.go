@@ -17,6 +17,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -45,6 +46,7 @@ type cli struct {
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	MCP          mcpCmd          `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
 	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`
 	Help         helpCmd         `cmd:"" help:"Describe the commands, or one command."`
@@ -69,6 +71,9 @@ type App struct {
 	cfg    *Config
 	ws     *store.Workspace
 	ix     *index.Index
+	// wrapModel, when set, wraps the chat model a job gets (the MCP server
+	// reports each model call as progress).
+	wrapModel func(llm.Client) llm.Client
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -357,6 +362,26 @@ func (a *App) Today() (string, error) {
 		return "", err
 	}
 	return a.Now().In(loc).Format(time.DateOnly), nil
+}
+
+// answer is what a command found or did: the text it prints, and the value
+// that --json prints. The CLI prints it and the MCP server returns it, so
+// both faces run the same code.
+type answer interface {
+	text() string
+	jsonValue() any
+}
+
+// emit prints a command's answer, or passes its error on.
+func (a *App) emit(ans answer, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.Globals.JSON {
+		return a.printJSON(ans.jsonValue())
+	}
+	_, err = io.WriteString(a.Stdout, ans.text())
+	return err
 }
 
 func (a *App) printJSON(v any) error {

@@ -39,18 +39,22 @@ timeCreated, created_time, also inside "metadata").`
 }
 
 func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, error) {
 	cfg, err := app.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msgs, closeMsgs, err := openArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeMsgs()
 	env, err := app.jobEnv(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	include := cfg.AutoMemory.IncludeImages
 	if c.IncludeImages != nil {
@@ -61,7 +65,7 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
 		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
-	return app.reportMemory(res, err)
+	return app.memoryAnswer(res, err)
 }
 
 // openArgOrInput resolves a value given inline, as @FILE, or as - (stdin),
@@ -114,6 +118,19 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 
 // reportMemory prints an auto_memory result: JSON, or one summary line.
 func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
+	return a.emit(a.memoryAnswer(res, err))
+}
+
+// memoryAnswer is an auto_memory result.
+type memoryAnswer jobs.AutoMemoryResult
+
+func (m *memoryAnswer) jsonValue() any { return (*jobs.AutoMemoryResult)(m) }
+
+func (m *memoryAnswer) text() string { return memorySummary((*jobs.AutoMemoryResult)(m)) + "\n" }
+
+// memoryAnswer logs an auto_memory result's warnings and words its error
+// as the CLI reports it.
+func (a *App) memoryAnswer(res *jobs.AutoMemoryResult, err error) (*memoryAnswer, error) {
 	if res != nil {
 		for _, w := range res.Warnings {
 			a.Log.Warn(w)
@@ -124,15 +141,11 @@ func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
 	}
 	if err != nil {
 		if errors.Is(err, jobs.ErrInput) || errors.Is(err, store.ErrMessages) {
-			return answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
+			return nil, answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
 		}
-		return err
+		return nil, err
 	}
-	if a.Globals.JSON {
-		return a.printJSON(res)
-	}
-	fmt.Fprintln(a.Stdout, memorySummary(res))
-	return nil
+	return (*memoryAnswer)(res), nil
 }
 
 func memorySummary(r *jobs.AutoMemoryResult) string {
@@ -177,6 +190,9 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		return nil, err
 	}
 	if model != nil {
+		if a.wrapModel != nil {
+			model = a.wrapModel(model)
+		}
 		env.Model, env.ModelID, env.VisionModelID = a.observe(model), cfg.LLM.Model, cfg.LLM.VisionModel
 	}
 	return env, nil
