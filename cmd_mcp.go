@@ -274,13 +274,13 @@ type moveInput struct {
 }
 
 type autoMemoryInput struct {
-	SessionID     string            `json:"session_id" jsonschema:"Conversation id (a file name: no / or ..)."`
-	Messages      []json.RawMessage `json:"messages" jsonschema:"The conversation: objects with role, content (text or blocks) and optionally name, id, created_at."`
-	Date          string            `json:"date,omitempty" jsonschema:"Day of the card, YYYY-MM-DD (default: the latest message day)."`
-	MemoryHint    string            `json:"memory_hint,omitempty" jsonschema:"Extra guidance for the model."`
-	Language      string            `json:"language,omitempty" jsonschema:"Prompt language: en or zh (default: the workspace's language)."`
-	Fallback      string            `json:"fallback,omitempty" jsonschema:"extractive: a model failure writes an extractive card instead of failing; none (default) fails."`
-	IncludeImages *bool             `json:"include_images,omitempty" jsonschema:"Save the conversation's images and show them to the model."`
+	SessionID     string           `json:"session_id" jsonschema:"Conversation id (a file name: no / or ..)."`
+	Messages      []map[string]any `json:"messages" jsonschema:"The conversation: objects with role, content (text or blocks) and optionally name, id, created_at."`
+	Date          string           `json:"date,omitempty" jsonschema:"Day of the card, YYYY-MM-DD (default: the latest message day)."`
+	MemoryHint    string           `json:"memory_hint,omitempty" jsonschema:"Extra guidance for the model."`
+	Language      string           `json:"language,omitempty" jsonschema:"Prompt language: en or zh (default: the workspace's language)."`
+	Fallback      string           `json:"fallback,omitempty" jsonschema:"extractive: a model failure writes an extractive card instead of failing; none (default) fails."`
+	IncludeImages *bool            `json:"include_images,omitempty" jsonschema:"Save the conversation's images and show them to the model."`
 }
 
 func (s *mcpServer) addTools() {
