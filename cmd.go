@@ -46,6 +46,7 @@ type cli struct {
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	Setup        setupCmd        `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
 	MCP          mcpCmd          `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
 	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`

@@ -674,3 +674,41 @@ func TestMCPConcurrentServers(t *testing.T) {
 		t.Errorf("index after concurrent servers differs from a fresh rebuild (-fresh +concurrent):\n%s", diff)
 	}
 }
+
+// FuzzMCPToolArguments sends arbitrary arguments to every tool of one
+// server: each call gets an answer or a tool error with a message, never
+// a crash, and the server keeps serving.
+func FuzzMCPToolArguments(f *testing.F) {
+	f.Setenv("COHERE_API_KEY", "")
+	f.Setenv("OPENAI_API_KEY", "")
+	root := copyWorkspace(f)
+	cs, stderr := mcpInProcess(f, root, nil)
+	tools := []string{"search", "read", "daily_list", "list_tags", "move", "auto_memory"}
+	for i, seed := range []string{
+		`{"query":"rate limit","limit":2}`, `{"path":"daily/2026-06-20.md","start_line":-3,"end_line":99999999999}`,
+		`{"date":"2026-06-20"}`, `{"page":-1,"page_size":1e9,"order_by":"tag"}`,
+		`{"src_path":"daily/2026-06-20/login-refactor-decision.md","dst_path":"../../etc/x.md"}`,
+		`{"session_id":"s","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"fallback":"extractive"}`,
+		`{"query":"\u0000\"*-","tags":["",""]}`, `{"path":"%2e%2e/x"}`, `{"date":null}`, `[]`, `"x"`, `{"messages":{}}`,
+	} {
+		f.Add(uint8(i), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
+		if !json.Valid(args) {
+			return
+		}
+		name := tools[int(which)%len(tools)]
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+		if err == nil && res.IsError && strings.TrimSpace(resultText(res)) == "" {
+			t.Errorf("%s %s: a tool error without a message", name, args)
+		}
+		if err := cs.Ping(ctx, nil); err != nil {
+			t.Fatalf("%s %s: the server stopped answering: %v\n%s", name, args, err, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "tool panicked") {
+			t.Fatalf("%s %s: a tool panicked:\n%s", name, args, stderr.String())
+		}
+	})
+}
