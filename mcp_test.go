@@ -712,3 +712,60 @@ func FuzzMCPToolArguments(f *testing.F) {
 		}
 	})
 }
+
+// TestMCPNodeClient runs scripts/mcpclient-node/check.mjs, a client built
+// on the official TypeScript SDK, against the server over stdio and over
+// HTTP. It needs node and the SDK installed there (npm ci, as .ci/run
+// does); without them it is skipped, unless REME_REQUIRE_NODE_CLIENT is
+// set (CI), when it fails.
+func TestMCPNodeClient(t *testing.T) {
+	dir := filepath.Join("scripts", "mcpclient-node")
+	missing := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
+	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		missing = "the TypeScript MCP SDK is not installed: run npm ci --prefix " + dir
+	}
+	if missing != "" {
+		if os.Getenv("REME_REQUIRE_NODE_CLIENT") != "" {
+			t.Fatalf("the Node MCP client check cannot run: %s", missing)
+		}
+		t.Skipf("the Node MCP client check does not run: %s", missing)
+	}
+	reme, err := exec.LookPath("reme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepare := func() string {
+		root := copyWorkspace(t)
+		if err := os.WriteFile(filepath.Join(root, "MEMORY.md"), []byte("# Memory\n\n- [[memory/entries/x.md]]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return root
+	}
+	node := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{"check.mjs"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "REME_NOW=2026-06-23T12:00:00Z")
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s", out)
+		if err != nil {
+			t.Fatalf("node check.mjs %v: %v", args, err)
+		}
+		if !regexp.MustCompile(`(?m)^\w+: \d+ passed, 0 failed$`).Match(out) {
+			t.Fatalf("no summary line")
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		root := prepare()
+		abs, _ := filepath.Abs(root)
+		node("--reme", reme, "--workspace", abs)
+	})
+	t.Run("http", func(t *testing.T) {
+		root := prepare()
+		const token = "node-check-token"
+		url, _ := startHTTPServer(t, root, []string{"REME_MCP_TOKEN=" + token, "REME_NOW=2026-06-23T12:00:00Z", "COHERE_API_KEY=", "OPENAI_API_KEY="})
+		node("--url", url, "--token", token)
+	})
+}
