@@ -33,24 +33,25 @@ type Globals struct {
 type cli struct {
 	Globals
 
-	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
-	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
-	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
-	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
-	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
-	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
-	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
-	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
-	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
-	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
-	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
-	Setup        setupCmd        `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
-	MCP          mcpCmd          `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
-	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
-	Version      versionCmd      `cmd:"" help:"Print the version."`
-	Help         helpCmd         `cmd:"" help:"Describe the commands, or one command."`
+	AutoMemory      autoMemoryCmd      `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
+	AutoMemoryCC    autoMemoryCCCmd    `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
+	AutoMemoryCodex autoMemoryCodexCmd `cmd:"" name:"auto_memory_codex" aliases:"auto-memory-codex" help:"Turn a Codex CLI session into the day's memory card (Stop hook)."`
+	AutoResource    autoResourceCmd    `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch           watchCmd           `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
+	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read            readCmd            `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList       dailyListCmd       `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex    dailyReindexCmd    `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags        listTagsCmd        `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
+	Move            moveCmd            `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
+	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Setup           setupCmd           `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
+	MCP             mcpCmd             `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
+	Config          configCmd          `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
+	Version         versionCmd         `cmd:"" help:"Print the version."`
+	Help            helpCmd            `cmd:"" help:"Describe the commands, or one command."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
