@@ -67,3 +67,28 @@ func (l *Lock) Unlock() error {
 	}
 	return nil
 }
+
+// TryLock takes the named lock if it is free; ok is false when another
+// process holds it.
+func (w *Workspace) TryLock(name string) (l *Lock, ok bool, err error) {
+	if err := ValidateName(name); err != nil {
+		return nil, false, fmt.Errorf("lock name: %w", err)
+	}
+	dir := w.MetadataPath("locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, fmt.Errorf("create lock folder: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("open lock %s: %w", name, err)
+	}
+	got, err := tryLock(f)
+	if err != nil || !got {
+		f.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("lock %s: %w", name, err)
+		}
+		return nil, false, nil
+	}
+	return &Lock{f: f, name: name}, true, nil
+}
