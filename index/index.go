@@ -39,9 +39,15 @@ type Options struct {
 	Roots        []string // note folders; default daily and digest
 	MaxFileBytes int64
 	Workers      int
-	// Fault, when set, is called at each step of a move; returning an error
-	// stops the move there as if the process had been killed. Tests only.
+	// Fault, when set, is called at each step of a journaled run; returning
+	// an error stops the run there as if the process had been killed.
+	// Tests only.
 	Fault func(step string) error
+	// Now is the clock of journal lines (default time.Now).
+	Now func() time.Time
+	// Trigger is what started this command (cli, hook, cron, watch, mcp);
+	// the journal records it with every run.
+	Trigger string
 }
 
 // Index is an open index.db.
@@ -58,6 +64,7 @@ type Index struct {
 	// one goroutine at a time.
 	lockDepth int
 	lock      *store.Lock
+	journal   *store.Journal
 }
 
 var versionRE = regexp.MustCompile(`(?m)^PRAGMA user_version\s*=\s*(\d+)\s*;`)
@@ -95,6 +102,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		return nil, fmt.Errorf("create metadata folder: %w", err)
 	}
 	ix := &Index{ws: ws, log: opt.Logger, opt: opt, path: ws.MetadataPath("index.db"), version: version, schema: schema}
+	ix.journal = store.NewJournal(ws, store.JournalOptions{Now: opt.Now, Log: opt.Logger, Fault: opt.Fault})
 	if err := ix.open(ctx); err != nil {
 		if !isCorrupt(err) {
 			return nil, err
@@ -111,10 +119,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 			return nil, err
 		}
 	}
-	if err := ix.recoverMoves(ctx); err != nil {
-		ix.Close()
-		return nil, err
-	}
+	ix.recover(ctx)
 	return ix, nil
 }
 
@@ -223,6 +228,16 @@ func (ix *Index) Close() error {
 	err := ix.db.Close()
 	ix.db = nil
 	return err
+}
+
+// Journal is the workspace's change journal.
+func (ix *Index) Journal() *store.Journal { return ix.journal }
+
+func (ix *Index) journalNow() time.Time {
+	if ix.opt.Now != nil {
+		return ix.opt.Now()
+	}
+	return time.Now()
 }
 
 // Workspace is the indexed workspace.

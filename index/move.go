@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/reme-dev/reme/store"
 )
@@ -31,6 +30,13 @@ var (
 type MoveOptions struct {
 	Overwrite  bool
 	NoRetarget bool
+	// Run, when set, journals the move as part of a larger run (maintain's
+	// archiving); a crash then rolls the whole run back. Without it the move
+	// is a run of its own, which a crash leaves for the next command to finish.
+	Run *store.Run
+	// Action is how the journal names the move: rename (default) or archive.
+	Action string
+	Reason string
 }
 
 // Retarget reports the inbound links a move rewrote.
@@ -49,18 +55,20 @@ type MoveResult struct {
 	SrcRemoved bool      `json:"src_removed"`
 }
 
-// moveJournal is the intent record that lets the next command finish a
-// move that a crash interrupted. Every step after it is idempotent, so
-// recovery simply runs the remaining steps again.
-type moveJournal struct {
-	Src      string    `json:"src"`
-	Dst      string    `json:"dst"`
-	Retarget bool      `json:"retarget"`
-	Inbound  []string  `json:"inbound"`
-	Started  time.Time `json:"started"`
+// movePlan is what the next command needs to finish a move that a crash
+// interrupted; it is the plan of the move's journal run. Every step after
+// it is idempotent, so recovery runs the remaining steps again.
+type movePlan struct {
+	Src       string   `json:"src"`
+	Dst       string   `json:"dst"`
+	Retarget  bool     `json:"retarget"`
+	Overwrite bool     `json:"overwrite,omitempty"`
+	Inbound   []string `json:"inbound"`
 }
 
-func (ix *Index) journalPath() string { return ix.ws.MetadataPath("move.journal.json") }
+// legacyJournalPath is the intent file of earlier versions, read once and
+// carried over into the journal.
+func (ix *Index) legacyJournalPath() string { return ix.ws.MetadataPath("move.journal.json") }
 
 func (ix *Index) fault(step string) error {
 	if ix.opt.Fault == nil {
@@ -72,8 +80,9 @@ func (ix *Index) fault(step string) error {
 // Move renames a file and rewrites every inbound [[link]] to it (exact
 // full-path matches only; `!`, #anchor and |alias kept). The inbound notes
 // come from one query on the links table; the index is updated before it
-// returns. The whole move runs under the workspace writer lock and an intent
-// journal, so a crash at any point is completed by the next command.
+// returns. The whole move runs under the workspace writer lock and is
+// journaled with its plan first, so a crash at any point is completed by
+// the next command, and `reme undo` reverses it.
 func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*MoveResult, error) {
 	var err error
 	if src, err = ix.ws.Rel(src); err != nil {
@@ -118,23 +127,30 @@ func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*M
 		if _, err := ix.Sync(ctx); err != nil {
 			return err
 		}
-		j := &moveJournal{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Started: time.Now().UTC()}
-		if j.Retarget {
-			if j.Inbound, err = ix.inboundSources(ctx, src); err != nil {
+		p := &movePlan{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Overwrite: opt.Overwrite}
+		if p.Retarget {
+			if p.Inbound, err = ix.inboundSources(ctx, src); err != nil {
 				return err
 			}
 		}
-		b, err := json.MarshalIndent(j, "", "  ")
-		if err != nil {
-			return err
+		run := opt.Run
+		if run == nil {
+			b, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			if run, err = ix.journal.Begin(store.RunInfo{Command: "move", Trigger: ix.opt.Trigger, Plan: b}); err != nil {
+				return fmt.Errorf("journal move: %w", err)
+			}
 		}
-		if err := store.WriteFileAbs(ix.journalPath(), b); err != nil {
-			return fmt.Errorf("write move journal: %w", err)
+		if err = run.Fault("journal-written"); err == nil {
+			res, err = ix.runMove(ctx, run, p, opt)
 		}
-		if err := ix.fault("journal-written"); err != nil {
-			return err
+		if opt.Run == nil {
+			if eerr := run.End(err); err == nil && eerr != nil {
+				err = fmt.Errorf("journal move: %w", eerr)
+			}
 		}
-		res, err = ix.runMove(ctx, j)
 		if err == nil {
 			res.Size = fi.Size()
 		}
@@ -162,63 +178,71 @@ func (ix *Index) inboundSources(ctx context.Context, target string) ([]string, e
 	return out, rows.Err()
 }
 
-// runMove performs (or finishes) the steps after the journal: copy to dst,
-// rewrite inbound links, remove src, refresh day indexes, update the index,
-// drop the journal. Each step can be repeated safely.
-func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, error) {
-	res := &MoveResult{Src: j.Src, Dst: j.Dst}
-	if j.Retarget {
+// errInapplicable marks a move that recovery cannot carry out.
+var errInapplicable = errors.New("cannot be applied")
+
+// runMove performs (or finishes) the steps of a move through the journal:
+// the copy at dst and removal of src, inbound links, day indexes, the
+// index. Each step can be repeated safely.
+func (ix *Index) runMove(ctx context.Context, run *store.Run, p *movePlan, opt MoveOptions) (*MoveResult, error) {
+	res := &MoveResult{Src: p.Src, Dst: p.Dst}
+	if p.Retarget {
 		res.Retarget = &Retarget{ByFile: map[string]int{}}
 	}
-	raw, err := os.ReadFile(ix.ws.Abs(j.Src))
+	action := opt.Action
+	if action == "" {
+		action = store.ActionRename
+	}
+	why := store.Why{Reason: opt.Reason}
+	raw, err := os.ReadFile(ix.ws.Abs(p.Src))
 	switch {
 	case err == nil:
-		if j.Retarget && strings.HasSuffix(j.Src, ".md") {
+		if p.Retarget && strings.HasSuffix(p.Src, ".md") {
 			// links from the note to itself follow it
-			if nb, n, err := retargetNote(j.Src, raw, j.Src, j.Dst); err != nil {
+			if nb, n, err := retargetNote(p.Src, raw, p.Src, p.Dst); err != nil {
 				return nil, err
 			} else if n > 0 {
 				raw = nb
 			}
 		}
-		if err := ix.ws.WriteFile(j.Dst, raw); err != nil {
+		// A copy left at dst by a crash is replaced (its bytes are kept in
+		// the journal like any other).
+		overwrite := p.Overwrite || ix.ws.Exists(p.Dst) && opt.Run == nil
+		if err := run.Rename(p.Src, p.Dst, raw, action, overwrite, why); err != nil {
 			return nil, err
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		if !ix.ws.Exists(j.Dst) {
-			return nil, fmt.Errorf("move %s: neither the source nor the destination exists", j.Src)
+		if !ix.ws.Exists(p.Dst) {
+			return nil, fmt.Errorf("move %s: %w: neither the source nor the destination exists", p.Src, errInapplicable)
 		}
-		// the copy was made before the crash
+		// the move was made before the crash
 	default:
-		return nil, fmt.Errorf("move %s: %w", j.Src, err)
+		return nil, fmt.Errorf("move %s: %w", p.Src, err)
 	}
-	if err := ix.fault("dst-written"); err != nil {
+	if err := run.Fault("dst-written"); err != nil {
 		return nil, err
 	}
-	for i, p := range j.Inbound {
-		n, err := ix.retargetFile(p, j.Src, j.Dst)
+	for i, in := range p.Inbound {
+		n, err := ix.retargetFile(run, in, p.Src, p.Dst, why)
 		if err != nil {
 			return nil, err
 		}
 		if n > 0 {
 			res.Retarget.FilesTouched++
 			res.Retarget.LinksChanged += n
-			res.Retarget.ByFile[p] = n
+			res.Retarget.ByFile[in] = n
 		}
-		if err := ix.fault(fmt.Sprintf("inbound-%d-written", i)); err != nil {
+		if err := run.Fault(fmt.Sprintf("inbound-%d-written", i)); err != nil {
 			return nil, err
 		}
 	}
-	if err := ix.ws.Remove(j.Src); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
 	res.SrcRemoved = true
-	if err := ix.fault("src-removed"); err != nil {
+	if err := run.Fault("src-removed"); err != nil {
 		return nil, err
 	}
-	touched := append([]string{j.Src, j.Dst}, j.Inbound...)
-	for _, d := range uniqueDates(j.Src, j.Dst) {
-		r, err := ix.ws.RefreshDayIndex(d)
+	touched := append([]string{p.Src, p.Dst}, p.Inbound...)
+	for _, d := range uniqueDates(p.Src, p.Dst) {
+		r, err := run.RefreshDayIndex(d)
 		if err != nil {
 			return nil, err
 		}
@@ -229,11 +253,8 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 	if err := ix.UpdatePaths(ctx, touched...); err != nil {
 		return nil, err
 	}
-	if err := ix.fault("index-updated"); err != nil {
+	if err := run.Fault("index-updated"); err != nil {
 		return nil, err
-	}
-	if err := os.Remove(ix.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove move journal: %w", err)
 	}
 	return res, nil
 }
@@ -267,7 +288,7 @@ func contains(xs []string, x string) bool {
 }
 
 // retargetFile rewrites links src→dst in one note; it returns the count.
-func (ix *Index) retargetFile(rel, src, dst string) (int, error) {
+func (ix *Index) retargetFile(run *store.Run, rel, src, dst string, why store.Why) (int, error) {
 	raw, err := os.ReadFile(ix.ws.Abs(rel))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -279,7 +300,10 @@ func (ix *Index) retargetFile(rel, src, dst string) (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	if err := ix.ws.WriteFile(rel, out); err != nil {
+	if why.Reason == "" {
+		why.Reason = "link to " + src + " retargeted to " + dst
+	}
+	if err := run.WriteFile(rel, out, why); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -301,35 +325,132 @@ func retargetNote(rel string, raw []byte, src, dst string) ([]byte, int, error) 
 	return out, count, nil
 }
 
-// recoverMoves finishes a move that a crash interrupted.
-func (ix *Index) recoverMoves(ctx context.Context) error {
-	b, err := os.ReadFile(ix.journalPath())
-	if errors.Is(err, fs.ErrNotExist) {
+// checkPlan applies the workspace path rules to a plan read back from the
+// journal: it is input like any other.
+func (ix *Index) checkPlan(p *movePlan) error {
+	if p.Src == "" || p.Dst == "" {
+		return errors.New("move plan without a source or destination")
+	}
+	for _, q := range append([]string{p.Src, p.Dst}, p.Inbound...) {
+		rel, err := ix.ws.Rel(q)
+		if err != nil {
+			return err
+		}
+		if rel != q || strings.HasPrefix(rel, store.MetadataDir+"/") {
+			return fmt.Errorf("%w: %q", store.ErrInvalidPath, q)
+		}
+	}
+	if p.Src == p.Dst {
+		return ErrSamePath
+	}
+	return nil
+}
+
+// recover settles what crashed commands left: a move is finished, any
+// other run is rolled back. Recovery always makes progress: a run that
+// cannot be settled is set aside with a warning naming it, and the command
+// goes on.
+func (ix *Index) recover(ctx context.Context) {
+	if err := ix.recoverLegacyMove(ctx); err != nil {
+		ix.log.Warn("could not finish an interrupted move", "error", err)
+	}
+	orphans, err := ix.journal.Orphans()
+	if err != nil {
+		ix.log.Warn("could not read the journal", "error", err)
+	}
+	for _, o := range orphans {
+		err := ix.Locked(ctx, func() error { return ix.settle(ctx, o) })
+		if err != nil {
+			ix.log.Warn("could not settle an interrupted run", "run", o.Run.ID, "command", o.Summary.Command, "error", err)
+		}
+	}
+}
+
+// settle finishes or rolls back one orphaned run.
+func (ix *Index) settle(ctx context.Context, o *store.Orphan) error {
+	if o.Summary.Command == "move" && len(o.Summary.Plan) > 0 {
+		var p movePlan
+		err := json.Unmarshal(o.Summary.Plan, &p)
+		if err == nil {
+			err = ix.checkPlan(&p)
+		}
+		if err != nil {
+			o.Abandon(fmt.Errorf("unusable move plan: %w", err))
+			return fmt.Errorf("set aside run %s: unusable move plan: %w", o.Run.ID, err)
+		}
+		ix.log.Warn("finishing an interrupted move", "run", o.Run.ID, "src", p.Src, "dst", p.Dst)
+		if _, err := ix.runMove(ctx, o.Run, &p, MoveOptions{}); err != nil {
+			if o.Run.Err() == nil && !errors.Is(err, errInapplicable) {
+				o.Release() // a passing problem (a busy disk): try again next time
+				return err
+			}
+			o.Abandon(err)
+			return fmt.Errorf("set aside run %s: %w", o.Run.ID, err)
+		}
+		return o.Finish()
+	}
+	ix.log.Warn("rolling back an interrupted run", "run", o.Run.ID, "command", o.Summary.Command)
+	paths, err := o.Rollback()
+	if uerr := ix.UpdatePaths(ctx, paths...); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// recoverLegacyMove carries an earlier version's move.journal.json over
+// into the journal and finishes it. A journal that cannot be applied
+// (unreadable, paths outside the workspace, both files gone) is moved
+// aside under metadata/ with a warning naming it.
+func (ix *Index) recoverLegacyMove(ctx context.Context) error {
+	if _, err := os.Stat(ix.legacyJournalPath()); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read move journal: %w", err)
-	}
 	return ix.Locked(ctx, func() error {
-		// re-read under the lock: another process may have finished it
-		b2, err := os.ReadFile(ix.journalPath())
+		b, err := os.ReadFile(ix.legacyJournalPath())
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return nil // another process finished it
 		}
+		if err != nil {
+			return fmt.Errorf("read move journal: %w", err)
+		}
+		var p movePlan
+		err = json.Unmarshal(b, &p)
 		if err == nil {
-			b = b2
+			err = ix.checkPlan(&p)
 		}
-		var j moveJournal
-		if err := json.Unmarshal(b, &j); err != nil || j.Src == "" || j.Dst == "" {
-			// A journal that does not parse was never complete, so the move
-			// never started: drop it.
-			ix.log.Warn("ignoring an unreadable move journal", "path", ix.journalPath())
-			return os.Remove(ix.journalPath())
+		if err == nil && !ix.ws.Exists(p.Src) && !ix.ws.Exists(p.Dst) {
+			err = errors.New("neither the source nor the destination exists")
 		}
-		ix.log.Warn("finishing an interrupted move", "src", j.Src, "dst", j.Dst)
-		_, err = ix.runMove(ctx, &j)
-		return err
+		if err != nil {
+			return ix.setAsideLegacy(err)
+		}
+		ix.log.Warn("finishing an interrupted move", "src", p.Src, "dst", p.Dst)
+		plan, _ := json.Marshal(&p)
+		run, err := ix.journal.Begin(store.RunInfo{Command: "move", Trigger: ix.opt.Trigger, Plan: plan})
+		if err != nil {
+			return err
+		}
+		_, err = ix.runMove(ctx, run, &p, MoveOptions{})
+		if eerr := run.End(err); err == nil {
+			err = eerr
+		}
+		if err != nil {
+			return ix.setAsideLegacy(err)
+		}
+		if err := os.Remove(ix.legacyJournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove move journal: %w", err)
+		}
+		return nil
 	})
+}
+
+func (ix *Index) setAsideLegacy(cause error) error {
+	aside := fmt.Sprintf("%s.inapplicable-%s", ix.legacyJournalPath(), ix.journalNow().UTC().Format("20060102T150405Z"))
+	if err := os.Rename(ix.legacyJournalPath(), aside); err != nil {
+		return fmt.Errorf("set aside move journal: %w", err)
+	}
+	ix.log.Warn("set aside a move journal that cannot be applied", "path", aside, "error", cause)
+	return nil
 }
 
 // InboundReport lists links that still point at a removed path.
@@ -349,7 +470,7 @@ type DeleteResult struct {
 
 // Delete removes a file (or, with recursive, a folder) and reports the links
 // that still point at what was removed. Day index pages of removed cards are
-// refreshed.
+// refreshed. The removal is journaled, so `reme undo` brings the files back.
 func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*DeleteResult, error) {
 	rel, err := ix.ws.Rel(rel)
 	if err != nil {
@@ -375,27 +496,18 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 			if err := ix.walkFiles(rel, &res.Files); err != nil {
 				return err
 			}
-			if err := os.RemoveAll(ix.ws.Abs(rel)); err != nil {
-				return fmt.Errorf("delete %s: %w", rel, err)
-			}
 		} else {
 			res.Files = []string{rel}
-			if err := ix.ws.Remove(rel); err != nil {
-				return err
-			}
 		}
-		touched := append([]string{}, res.Files...)
-		for _, d := range uniqueDates(res.Files...) {
-			r, err := ix.ws.RefreshDayIndex(d)
-			if err != nil {
-				return err
-			}
-			res.DayIndex = append(res.DayIndex, r)
-			if r.Changed {
-				touched = append(touched, r.Path)
-			}
+		run, err := ix.journal.Begin(store.RunInfo{Command: "delete", Trigger: ix.opt.Trigger})
+		if err != nil {
+			return fmt.Errorf("journal delete: %w", err)
 		}
-		if err := ix.UpdatePaths(ctx, touched...); err != nil {
+		err = ix.deleteFiles(ctx, run, rel, fi.IsDir(), res)
+		if eerr := run.End(err); err == nil && eerr != nil {
+			err = fmt.Errorf("journal delete: %w", eerr)
+		}
+		if err != nil {
 			return err
 		}
 		return ix.countInbound(ctx, rel, res)
@@ -404,6 +516,34 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 		return nil, err
 	}
 	return res, nil
+}
+
+func (ix *Index) deleteFiles(ctx context.Context, run *store.Run, rel string, dir bool, res *DeleteResult) error {
+	why := store.Why{Reason: "reme delete " + rel}
+	for _, f := range res.Files {
+		if err := run.Remove(f, why); err != nil {
+			return err
+		}
+	}
+	if dir {
+		// what is left is empty folders (or files the journal may not
+		// hold, such as symlinks, which the walk skipped)
+		if err := os.RemoveAll(ix.ws.Abs(rel)); err != nil {
+			return fmt.Errorf("delete %s: %w", rel, err)
+		}
+	}
+	touched := append([]string{}, res.Files...)
+	for _, d := range uniqueDates(res.Files...) {
+		r, err := run.RefreshDayIndex(d)
+		if err != nil {
+			return err
+		}
+		res.DayIndex = append(res.DayIndex, r)
+		if r.Changed {
+			touched = append(touched, r.Path)
+		}
+	}
+	return ix.UpdatePaths(ctx, touched...)
 }
 
 func (ix *Index) walkFiles(dir string, out *[]string) error {
