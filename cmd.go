@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,8 @@ type cli struct {
 	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	History      historyCmd      `cmd:"" help:"List the changes reme made, run by run."`
+	Undo         undoCmd         `cmd:"" help:"Restore every file a run changed, byte for byte."`
 	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`
 }
@@ -57,9 +60,10 @@ type App struct {
 	Now     func() time.Time
 	Getenv  func(string) string
 
-	cfg *Config
-	ws  *store.Workspace
-	ix  *index.Index
+	cfg     *Config
+	ws      *store.Workspace
+	ix      *index.Index
+	command string // the command's name, for the journal's trigger
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -114,6 +118,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return app.fail(err)
 	}
+	app.command = strings.Fields(kctx.Command() + " ")[0]
 	app.setup()
 	defer app.close()
 	return app.fail(kctx.Run())
@@ -221,7 +226,8 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook()})
+	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes,
+		Fault: a.crashHook(), Now: a.Now, Trigger: a.trigger()})
 	if err != nil {
 		return nil, err
 	}
@@ -230,14 +236,17 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 }
 
 // crashHook lets tests kill this process (SIGKILL, no cleanup) at a named
-// step of a move, to prove that the next command finishes it.
+// step of a journaled run ("dst-written"), or at its Nth step ("#3"), to
+// prove that the next command finishes or rolls it back.
 func (a *App) crashHook() func(string) error {
 	at := a.Getenv("REME_CRASH_AT")
 	if at == "" {
 		return nil
 	}
+	n := 0
 	return func(step string) error {
-		if step == at {
+		n++
+		if step == at || at == "#"+strconv.Itoa(n) {
 			p, _ := os.FindProcess(os.Getpid())
 			p.Kill()
 			select {} // the kill is asynchronous; never carry on

@@ -816,7 +816,7 @@ type RunSummary struct {
 	Finished time.Time `json:"-"`
 }
 
-// Runs groups the journal by run, oldest first. Runs with no change lines
+// Runs groups the journal by run, in the order they started. Runs with no change lines
 // are kept (an undo that found nothing, a failed write).
 func (j *Journal) Runs() ([]*RunSummary, error) {
 	es, bad, err := j.ReadAll()
@@ -852,13 +852,19 @@ func groupRuns(es []Entry, bad map[string]int) []*RunSummary {
 			s.Status, s.Error, s.Finished = e.Status, e.Error, e.Time
 		}
 	}
-	for id, n := range bad {
+	ids := make([]string, 0, len(bad))
+	for id := range bad {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
 		if byID[id] == nil {
-			byID[id] = &RunSummary{ID: id, Status: "unreadable", Skipped: n}
+			byID[id] = &RunSummary{ID: id, Status: "unreadable", Skipped: bad[id]}
 			order = append(order, byID[id])
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return order[a].ID < order[b].ID })
+	// Journal order (begin lines are appended as runs start), not id
+	// order: ids made within one second do not sort by time.
 	return order
 }
 
