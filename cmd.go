@@ -43,6 +43,8 @@ type cli struct {
 	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	Maintain     maintainCmd     `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
+	AutoDream    autoDreamCmd    `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
 	History      historyCmd      `cmd:"" help:"List the changes reme made, run by run."`
 	Undo         undoCmd         `cmd:"" help:"Restore every file a run changed, byte for byte."`
 	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`

@@ -38,6 +38,8 @@ func TestScripts(t *testing.T) {
 			"fakecohere":      cmdFakeCohere,
 			"waitfor":         cmdWaitFor,
 			"cohere-requests": cmdCohereRequests,
+			"seedmemory":      cmdSeedMemory,
+			"treesums":        cmdTreeSums,
 			// truncate-index cuts a file in half, as a crash or a full disk might
 			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
 				p := ts.MkAbs(args[0])

@@ -29,6 +29,10 @@ var (
 	ErrEmptyQuery = errors.New("query cannot be empty")
 )
 
+// ArchiveDir holds what maintain retired: indexed, but searched only when
+// asked (SearchOptions.Archived).
+const ArchiveDir = store.ArchiveDir
+
 // DefaultMaxFileBytes is the size above which a note is skipped (ReMe's
 // DEFAULT_MAX_FILE_BYTES).
 const DefaultMaxFileBytes = 20 << 20
@@ -36,7 +40,7 @@ const DefaultMaxFileBytes = 20 << 20
 // Options configure an index.
 type Options struct {
 	Logger       *slog.Logger
-	Roots        []string // note folders; default daily and digest
+	Roots        []string // note folders; default daily, digest and archive
 	MaxFileBytes int64
 	Workers      int
 	// Fault, when set, is called at each step of a journaled run; returning
@@ -90,7 +94,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(opt.Roots) == 0 {
-		opt.Roots = []string{store.DailyDir, store.DigestDir}
+		opt.Roots = []string{store.DailyDir, store.DigestDir, ArchiveDir}
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes

@@ -36,7 +36,10 @@ type MoveOptions struct {
 	Run *store.Run
 	// Action is how the journal names the move: rename (default) or archive.
 	Action string
-	Reason string
+	Why    store.Why
+	// Edit, when set, changes the bytes written at the destination (an
+	// archived note is marked as such).
+	Edit func(raw []byte) ([]byte, error)
 }
 
 // Retarget reports the inbound links a move rewrote.
@@ -193,10 +196,15 @@ func (ix *Index) runMove(ctx context.Context, run *store.Run, p *movePlan, opt M
 	if action == "" {
 		action = store.ActionRename
 	}
-	why := store.Why{Reason: opt.Reason}
+	why := opt.Why
 	raw, err := os.ReadFile(ix.ws.Abs(p.Src))
 	switch {
 	case err == nil:
+		if opt.Edit != nil {
+			if raw, err = opt.Edit(raw); err != nil {
+				return nil, fmt.Errorf("move %s: %w", p.Src, err)
+			}
+		}
 		if p.Retarget && strings.HasSuffix(p.Src, ".md") {
 			// links from the note to itself follow it
 			if nb, n, err := retargetNote(p.Src, raw, p.Src, p.Dst); err != nil {
@@ -300,9 +308,7 @@ func (ix *Index) retargetFile(run *store.Run, rel, src, dst string, why store.Wh
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	if why.Reason == "" {
-		why.Reason = "link to " + src + " retargeted to " + dst
-	}
+	why.Reason = "link to " + src + " retargeted to " + dst
 	if err := run.WriteFile(rel, out, why); err != nil {
 		return 0, err
 	}

@@ -86,6 +86,11 @@ func (w *Workspace) RefreshDayIndex(date string) (*DayIndexResult, error) {
 	return w.refreshDayIndex(date, w.WriteFile)
 }
 
+// PreviewDayIndex reports what RefreshDayIndex would do without writing.
+func (w *Workspace) PreviewDayIndex(date string) (*DayIndexResult, error) {
+	return w.refreshDayIndex(date, func(string, []byte) error { return nil })
+}
+
 // refreshDayIndex renders the page and hands the bytes to write (the
 // workspace, or a journaled run).
 func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []byte) error) (*DayIndexResult, error) {

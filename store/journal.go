@@ -1250,3 +1250,32 @@ func (r *Run) RefreshDayIndex(date string) (*DayIndexResult, error) {
 
 // Workspace is the run's workspace.
 func (r *Run) Workspace() *Workspace { return r.j.ws }
+
+// Undone lists the runs whose changes are currently reversed: undone by an
+// undo that is not itself undone (an undo of an undo redoes). Runs rolled
+// back after a crash count as undone too.
+func (j *Journal) Undone() (map[string]bool, error) {
+	runs, err := j.Runs()
+	if err != nil {
+		return nil, err
+	}
+	undoneBy := map[string]string{} // run -> the undo reversing it
+	out := map[string]bool{}
+	for _, s := range runs {
+		if s.Status == StatusRolledBack {
+			out[s.ID] = true
+		}
+	}
+	// Newest first: an undo counts only if it is not undone itself.
+	for i := len(runs) - 1; i >= 0; i-- {
+		s := runs[i]
+		if s.Command != "undo" || s.Undoes == "" || s.Status == "open" || s.Status == StatusRolledBack || out[s.ID] {
+			continue
+		}
+		if _, done := undoneBy[s.Undoes]; !done {
+			undoneBy[s.Undoes] = s.ID
+			out[s.Undoes] = true
+		}
+	}
+	return out, nil
+}
