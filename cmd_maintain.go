@@ -257,7 +257,9 @@ func (j jobIndex) Reconcile(ctx context.Context) (int, int, int, error) {
 	return rep.Added, rep.Modified, rep.Deleted, nil
 }
 
-func (j jobIndex) IntegrityCheck(ctx context.Context) ([]string, error) { return j.ix.IntegrityCheck(ctx) }
+func (j jobIndex) IntegrityCheck(ctx context.Context) ([]string, error) {
+	return j.ix.IntegrityCheck(ctx)
+}
 
 func (j jobIndex) Rebuild(ctx context.Context) error {
 	_, err := j.ix.Rebuild(ctx, nil)

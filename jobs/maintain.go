@@ -28,7 +28,7 @@ const (
 	StepStaleMilestones  = "stale_milestones"
 	StepExpiredDigest    = "expired_digest"
 	StepDailyRetention   = "daily_retention"
-	StepNearDuplicates   = "near_duplicates" // with a model
+	StepNearDuplicates   = "near_duplicates"  // with a model
 	StepModelMilestones  = "milestone_review" // with a model
 )
 
@@ -61,13 +61,13 @@ type MaintainOptions struct {
 	// MaxChanges caps archive actions per run; MaxPercent caps them at a
 	// share of each kind of note (entries, cards, digest nodes), never
 	// below one.
-	MaxChanges      int
-	MaxPercent      int
-	DueGraceDays    int // project milestones are archived this long after due
-	DailyRetainDays int // 0 keeps daily cards forever
-	KeepDays        int // journal preimages are pruned after this many days
-	UseLLM          bool
-	Dream           bool
+	MaxChanges       int
+	MaxPercent       int
+	DueGraceDays     int // project milestones are archived this long after due
+	DailyRetainDays  int // 0 keeps daily cards forever
+	KeepDays         int // journal preimages are pruned after this many days
+	UseLLM           bool
+	Dream            bool
 	NearDupThreshold float64
 	// StaleAfter is how old a temp file or unused lock must be to be removed.
 	StaleAfter time.Duration
@@ -115,20 +115,20 @@ type StepCount struct {
 
 // Housekeeping reports the index and workspace upkeep.
 type Housekeeping struct {
-	Added          int                `json:"index_added"`
-	Modified       int                `json:"index_modified"`
-	Deleted        int                `json:"index_deleted"`
-	IntegrityOK    bool               `json:"integrity_ok"`
-	Integrity      []string           `json:"integrity_problems,omitempty"`
-	Rebuilt        bool               `json:"rebuilt"`
-	Optimized      bool               `json:"optimized"`
-	StaleLocks     []string           `json:"stale_locks"`
-	TempFiles      []string           `json:"temp_files"`
-	DayPages       []string           `json:"day_pages_refreshed"`
-	OrphanImages   []string           `json:"orphaned_session_images"`
-	JournalPruned  *store.PruneResult `json:"journal_pruned,omitempty"`
-	ReviewDue      []string           `json:"review_due"`
-	InvalidDates   []string           `json:"invalid_dates"`
+	Added         int                `json:"index_added"`
+	Modified      int                `json:"index_modified"`
+	Deleted       int                `json:"index_deleted"`
+	IntegrityOK   bool               `json:"integrity_ok"`
+	Integrity     []string           `json:"integrity_problems,omitempty"`
+	Rebuilt       bool               `json:"rebuilt"`
+	Optimized     bool               `json:"optimized"`
+	StaleLocks    []string           `json:"stale_locks"`
+	TempFiles     []string           `json:"temp_files"`
+	DayPages      []string           `json:"day_pages_refreshed"`
+	OrphanImages  []string           `json:"orphaned_session_images"`
+	JournalPruned *store.PruneResult `json:"journal_pruned,omitempty"`
+	ReviewDue     []string           `json:"review_due"`
+	InvalidDates  []string           `json:"invalid_dates"`
 }
 
 // MaintainResult is what a maintain run did (or, dry, would do).
