@@ -231,6 +231,10 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes,
 		Fault: a.crashHook(), Now: a.Now, Trigger: a.trigger()})
 	if err != nil {
+		if store.LowOnSpace(ws.Root, 1<<20) {
+			// SQLite says "disk I/O error" when it cannot grow its files
+			return nil, fmt.Errorf("%w (the disk holding %s is full: no space left on device)", err, ws.Root)
+		}
 		return nil, err
 	}
 	a.ix = ix

@@ -80,6 +80,11 @@ func (c *maintainCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
+	if !c.DryRun {
+		if err := checkWritable(app.workspaceDir()); err != nil {
+			return err
+		}
+	}
 	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
@@ -262,7 +267,7 @@ func (j jobIndex) IntegrityCheck(ctx context.Context) ([]string, error) {
 }
 
 func (j jobIndex) Rebuild(ctx context.Context) error {
-	_, err := j.ix.Rebuild(ctx, nil)
+	_, err := j.ix.Recreate(ctx, nil)
 	return err
 }
 
@@ -302,4 +307,17 @@ func sleepCtx(ctx context.Context) error {
 	case <-time.After(500 * time.Millisecond):
 		return nil
 	}
+}
+
+// checkWritable refuses a workspace on a read-only file system up front,
+// with a message that says so, before anything is opened for writing.
+func checkWritable(dir string) error {
+	ws, err := store.OpenWorkspace(dir)
+	if err != nil {
+		return err
+	}
+	if err := store.Writable(ws.Root); err != nil {
+		return fmt.Errorf("workspace %s is read-only; nothing was changed: %w", ws.Root, err)
+	}
+	return nil
 }

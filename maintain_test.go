@@ -4,14 +4,23 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/store"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -94,5 +103,408 @@ func cmdTreeSums(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
 }
 
-var _ = bytes.NewReader
-var _ = context.Background
+
+// maintainFixture is a small workspace with one of each thing maintain acts on.
+var maintainFixture = map[string]string{
+	"memory/entries/pref.md":      "---\ntype: feedback\nname: bullets\ncreated: 2026-05-01\nupdated: 2026-05-01\n---\n\nAnswer in bullets.\nWhy: scanning.\nHow to apply: bullets.\n",
+	"memory/entries/pref-copy.md": "---\ntype: feedback\nname: bullets again\ncreated: 2026-06-01\nupdated: 2026-06-01\n---\n\nanswer in bullets.\nWhy: scanning.\nHow to apply: bullets.\n",
+	"memory/entries/old.md":       "---\ntype: user\nname: editor\nupdated: 2026-05-01\n---\n\nvim\n",
+	"memory/entries/new.md":       "---\ntype: user\nname: Editor\nupdated: 2026-06-01\n---\n\nhelix\n",
+	"memory/entries/trip.md":      "---\ntype: project\nname: trip\nexpires: 2026-06-10\n---\n\nLisbon offsite.\n",
+	"daily/2026-06-20/a.md":       "---\nname: a\n---\n\nSee [[memory/entries/trip.md]].\n",
+	"daily/2026-06-20/b.md":       "---\nname: b\n---\n\nsame words\n",
+	"daily/2026-06-20/c.md":       "---\nname: c\n---\n\nSame words\n",
+}
+
+func maintainWorkspace(t *testing.T, root string) {
+	t.Helper()
+	for p, c := range maintainFixture {
+		if err := writeSeed(filepath.Join(root, filepath.FromSlash(p)), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := seedMemory(root, 20, 40); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := remeCmd(root, nil, "reindex").CombinedOutput(); err != nil {
+		t.Fatalf("reindex: %v\n%s", err, out)
+	}
+}
+
+func remeCmd(root string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("reme", append([]string{"-w", root}, args...)...)
+	cmd.Env = append(os.Environ(), "REME_NOW=2026-06-22T10:00:00+08:00", "REME_TIMEZONE=Asia/Shanghai", "COHERE_API_KEY=")
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+func mustTreeSums(t *testing.T, root string) string {
+	t.Helper()
+	s, err := treeSums(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openRuns counts runs still marked open in the journal folder.
+func openRuns(t *testing.T, root string) int {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(root, "metadata", "journal", "open"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestMaintainKilledAtEveryStep kills `reme maintain` (SIGKILL) at each of
+// its journaled steps in turn; the next command must roll the run back so
+// that the workspace is exactly as before, mark it in the journal, and a
+// new maintain must then do exactly what an uninterrupted one does.
+func TestMaintainKilledAtEveryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts many processes")
+	}
+	ref := t.TempDir()
+	maintainWorkspace(t, ref)
+	before := mustTreeSums(t, ref)
+	if out, err := remeCmd(ref, nil, "maintain").CombinedOutput(); err != nil {
+		t.Fatalf("maintain: %v\n%s", err, out)
+	}
+	want := mustTreeSums(t, ref)
+	if want == before {
+		t.Fatal("the reference maintain changed nothing")
+	}
+	killed := 0
+	for n := 1; n < 200; n++ {
+		root := t.TempDir()
+		maintainWorkspace(t, root)
+		out, err := remeCmd(root, []string{fmt.Sprintf("REME_CRASH_AT=#%d", n)}, "maintain").CombinedOutput()
+		var ee *exec.ExitError
+		if err == nil {
+			break // ran past its last step
+		}
+		if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("step %d: maintain failed instead of being killed: %v\n%s", n, err, out)
+		}
+		killed++
+		// the next command, whatever it is, settles the run
+		if out, err := remeCmd(root, nil, "history").CombinedOutput(); err != nil {
+			t.Fatalf("step %d: the next command failed: %v\n%s", n, err, out)
+		} else if !strings.Contains(string(out), "rolled_back") && !strings.Contains(string(out), "No changes journaled") {
+			t.Errorf("step %d: the journal does not say the run was rolled back:\n%s", n, out)
+		}
+		if got := mustTreeSums(t, root); got != before {
+			t.Errorf("step %d: workspace after recovery differs from before the run:\n%s", n, cmp.Diff(before, got))
+		}
+		if openRuns(t, root) != 0 {
+			t.Errorf("step %d: a run is still open", n)
+		}
+		if out, err := remeCmd(root, nil, "maintain").CombinedOutput(); err != nil {
+			t.Fatalf("step %d: maintain after recovery: %v\n%s", n, err, out)
+		}
+		if got := mustTreeSums(t, root); got != want {
+			t.Errorf("step %d: maintain after recovery differs from an uninterrupted one:\n%s", n, cmp.Diff(want, got))
+		}
+	}
+	if killed < 10 {
+		t.Fatalf("only %d steps were tried", killed)
+	}
+}
+
+// maintainEnv wires a job environment over a real index, in process.
+func maintainEnv(t *testing.T, root string) (*jobs.Env, jobIndex) {
+	t.Helper()
+	app := &App{Globals: &Globals{Workspace: root}, Getenv: func(k string) string {
+		switch k {
+		case "REME_NOW":
+			return "2026-06-22T10:00:00+08:00"
+		case "REME_TIMEZONE":
+			return "Asia/Shanghai"
+		}
+		return ""
+	}, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	app.setup()
+	t.Cleanup(app.close)
+	env, err := app.jobEnv(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, jobIndex{app.ix}
+}
+
+func TestMaintainSkipsAFileEditedAfterThePlan(t *testing.T) {
+	root := t.TempDir()
+	maintainWorkspace(t, root)
+	env, ix := maintainEnv(t, root)
+	edited := "---\ntype: project\nname: trip\nexpires: 2026-06-10\n---\n\nLisbon offsite, extended: keep this.\n"
+	res, err := jobs.Maintain(context.Background(), env, ix, jobs.MaintainOptions{BeforeApply: func() {
+		if err := os.WriteFile(filepath.Join(root, "memory/entries/trip.md"), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trip *jobs.MaintainAction
+	for i, a := range res.Actions {
+		if a.Path == "memory/entries/trip.md" {
+			trip = &res.Actions[i]
+		}
+	}
+	if trip == nil || trip.Status != jobs.StatusSkipped || trip.Error != "changed since the plan" {
+		t.Fatalf("the hand-edited entry: %+v", trip)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "memory/entries/trip.md"))
+	if string(b) != edited {
+		t.Errorf("the hand edit was lost: %q", b)
+	}
+	done := 0
+	for _, a := range res.Actions {
+		if a.Status == jobs.StatusDone {
+			done++
+		}
+	}
+	if done == 0 {
+		t.Error("the other actions were not applied")
+	}
+}
+
+func TestMaintainOneAtATime(t *testing.T) {
+	root := t.TempDir()
+	maintainWorkspace(t, root)
+	ws, err := store.OpenWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, ok, err := ws.TryLock("maintain")
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	before := mustTreeSums(t, root)
+	var stderr bytes.Buffer
+	cmd := remeCmd(root, nil, "maintain")
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "maintain is already running") {
+		t.Fatalf("second maintain: %v\n%s", err, stderr.String())
+	}
+	if got := mustTreeSums(t, root); got != before {
+		t.Error("the second maintain changed files")
+	}
+	// --wait waits for the first to finish
+	wait := remeCmd(root, nil, "maintain", "--wait")
+	var out bytes.Buffer
+	wait.Stdout = &out
+	if err := wait.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if wait.ProcessState != nil {
+		t.Fatal("--wait did not wait")
+	}
+	lock.Unlock()
+	if err := wait.Wait(); err != nil {
+		t.Fatalf("maintain --wait: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Maintain run ") {
+		t.Errorf("output: %s", out.String())
+	}
+}
+
+// mountTmpfs mounts a small tmpfs (root on Linux only).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs here (needs root on Linux): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// TestMaintainOnAFullDisk runs maintain where space runs out part way:
+// it stops at the first failed write, journals it, changes nothing further,
+// leaves every note either where it was or archived (never both or none),
+// and what it did can be undone once there is room again.
+func TestMaintainOnAFullDisk(t *testing.T) {
+	for _, room := range []int64{8, 40, 100, 160, 260} {
+		t.Run(fmt.Sprint(room, "K"), func(t *testing.T) { maintainOnFullDisk(t, room<<10) })
+	}
+}
+
+func maintainOnFullDisk(t *testing.T, room int64) {
+	root := mountTmpfs(t, "4m")
+	maintainWorkspace(t, root)
+	// notes large enough that the disk fills part way through
+	pad := "\n" + strings.Repeat("padding words to take room on the disk\n", 1500)
+	for _, p := range []string{"memory/entries/pref.md", "memory/entries/pref-copy.md", "memory/entries/old.md", "memory/entries/trip.md", "daily/2026-06-20/c.md", "daily/2026-06-20/b.md"} {
+		f, err := os.OpenFile(filepath.Join(root, p), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(pad)
+		f.Close()
+	}
+	if out, err := remeCmd(root, nil, "reindex").CombinedOutput(); err != nil {
+		t.Fatalf("reindex: %v\n%s", err, out)
+	}
+	before := mustTreeSums(t, root)
+	filler := filepath.Join(root, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(root, &st); err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, int64(st.Bavail)*int64(st.Bsize)-room))
+	f.Close()
+	cmd := remeCmd(root, nil, "--json", "maintain")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err == nil {
+		t.Skipf("everything fitted in %d bytes", room)
+	}
+	if !strings.Contains(stderr.String(), "no space left on device") && !strings.Contains(stderr.String(), "disk is full") {
+		t.Errorf("the error does not say the disk is full:\n%s", stderr.String())
+	}
+	var res jobs.MaintainResult
+	if len(out) > 0 {
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		failed := false
+		for _, a := range res.Actions {
+			switch {
+			case a.Status == jobs.StatusFailed:
+				if failed {
+					t.Errorf("a second write was tried after the first failed: %+v", a)
+				}
+				failed = true
+			case failed && a.Status != jobs.StatusSkipped && a.Status != jobs.StatusPending:
+				t.Errorf("an action after the failure was not skipped: %+v", a)
+			}
+		}
+		if failed && res.Housekeeping.Optimized {
+			t.Error("housekeeping ran after the failure")
+		}
+	}
+	os.Remove(filler)
+	for p := range maintainFixture {
+		_, errSrc := os.Stat(filepath.Join(root, p))
+		_, errDst := os.Stat(filepath.Join(root, "archive", p))
+		if (errSrc == nil) == (errDst == nil) {
+			t.Errorf("%s: present at the source %v and in the archive %v", p, errSrc == nil, errDst == nil)
+		}
+	}
+	hist, err := remeCmd(root, nil, "history").CombinedOutput()
+	if err != nil {
+		t.Fatalf("history: %v\n%s", err, hist)
+	}
+	if !strings.Contains(string(hist), " maintain  cli  failed  ") && !strings.Contains(string(hist), "rolled_back") &&
+		!strings.Contains(string(hist), "No changes journaled") {
+		t.Errorf("the journal does not say what happened:\n%s", hist)
+	}
+	if strings.Contains(string(hist), " failed  ") && !strings.Contains(string(hist), " failed  0 change(s)") {
+		if out, err := remeCmd(root, nil, "undo", "--last").CombinedOutput(); err != nil {
+			t.Fatalf("undo: %v\n%s\n%s", err, out, hist)
+		}
+	}
+	if got := mustTreeSums(t, root); got != before {
+		t.Errorf("after undo:\n%s", cmp.Diff(before, got))
+	}
+	if out, err := remeCmd(root, nil, "maintain").CombinedOutput(); err != nil {
+		t.Errorf("maintain once there is room: %v\n%s", err, out)
+	}
+}
+
+func TestMaintainOnAReadOnlyWorkspace(t *testing.T) {
+	root := mountTmpfs(t, "8m")
+	maintainWorkspace(t, root)
+	before := mustTreeSums(t, root)
+	if err := syscall.Mount("", root, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("cannot remount read-only: %v", err)
+	}
+	out, err := remeCmd(root, nil, "maintain").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "read-only file system") {
+		t.Fatalf("maintain on a read-only workspace: %v\n%s", err, out)
+	}
+	if got := mustTreeSums(t, root); got != before {
+		t.Error("files changed")
+	}
+}
+
+func TestMaintainHousekeeping(t *testing.T) {
+	root := t.TempDir()
+	maintainWorkspace(t, root)
+	old := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{"daily/2026-06-20/" + store.TempPrefix + "abc", "metadata/" + store.TempPrefix + "def"} {
+		writeSeed(filepath.Join(root, p), "half a file")
+		os.Chtimes(filepath.Join(root, p), old, old)
+	}
+	fresh := filepath.Join(root, "daily", store.TempPrefix+"new")
+	writeSeed(fresh, "a write in progress")
+	lockFile := filepath.Join(root, "metadata", "locks", "session-x.lock")
+	writeSeed(lockFile, "")
+	os.Chtimes(lockFile, old, old)
+	writeSeed(filepath.Join(root, "session/images/gone-session/msg-1-image-0.png"), "png")
+	writeSeed(filepath.Join(root, "session/images/live/msg-1-image-0.png"), "png")
+	writeSeed(filepath.Join(root, "session/dialog/live.jsonl"), "")
+	out, err := remeCmd(root, nil, "--json", "maintain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res jobs.MaintainResult
+	if err := jsonUnmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	hk := res.Housekeeping
+	if !cmp.Equal(hk.TempFiles, []string{"daily/2026-06-20/" + store.TempPrefix + "abc", "metadata/" + store.TempPrefix + "def"}) {
+		t.Errorf("temp files %v", hk.TempFiles)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh temp file (a write in progress) was removed")
+	}
+	if !cmp.Equal(hk.StaleLocks, []string{"metadata/locks/session-x.lock"}) {
+		t.Errorf("stale locks %v", hk.StaleLocks)
+	}
+	if !cmp.Equal(hk.OrphanImages, []string{"session/images/gone-session/"}) {
+		t.Errorf("orphaned images %v", hk.OrphanImages)
+	}
+	if !hk.IntegrityOK || !hk.Optimized {
+		t.Errorf("index upkeep %+v", hk)
+	}
+}
+
+// A damaged index is found by the integrity check and rebuilt.
+func TestMaintainRebuildsADamagedIndex(t *testing.T) {
+	root := t.TempDir()
+	maintainWorkspace(t, root)
+	db := filepath.Join(root, "metadata", "index.db")
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// damage pages past the schema: the database still opens
+	for i := len(b) / 2; i < len(b)/2+8192 && i < len(b); i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(db, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remeCmd(root, nil, "--json", "maintain").CombinedOutput()
+	if err != nil {
+		t.Fatalf("maintain: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"rebuilt": true`) && !strings.Contains(string(out), "rebuilding from the files") {
+		t.Errorf("the damaged index was not rebuilt:\n%s", out)
+	}
+	if out, err := remeCmd(root, nil, "search", "deploy").CombinedOutput(); err != nil || !strings.Contains(string(out), "daily/") {
+		t.Errorf("search after rebuild: %v\n%s", err, out)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

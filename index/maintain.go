@@ -3,7 +3,9 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 )
 
 // IntegrityCheck runs SQLite's integrity check; it returns the problems it
@@ -61,4 +63,24 @@ func (ix *Index) hasArchived(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("search: %w", err)
 	}
 	return n > 0, nil
+}
+
+// Recreate throws a damaged database away and builds a new one from the
+// files (a rebuild inside a damaged file can fail on the damage itself).
+func (ix *Index) Recreate(ctx context.Context, progress Progress) (*SyncReport, error) {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ix.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(ix.path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("remove damaged index: %w", err)
+		}
+	}
+	if err := ix.open(ctx); err != nil {
+		return nil, err
+	}
+	return ix.Rebuild(ctx, progress)
 }

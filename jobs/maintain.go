@@ -248,32 +248,38 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 		opt.BeforeApply()
 	}
 
-	// 3. Apply within the caps; a file edited since the plan is skipped.
+	// 3. Apply within the caps; a file edited since the plan is skipped,
+	// and the first failed write stops the run: nothing further changes.
+	var stop error
 	if !opt.DryRun {
-		err := ix.Locked(ctx, func() error { return applyMaintain(ctx, env, ix, run, actions) })
-		if err != nil {
-			fail("apply", err)
+		stop = ix.Locked(ctx, func() error { return applyMaintain(ctx, env, ix, run, actions) })
+		if stop != nil {
+			fail("apply", stop)
 		}
 	}
 
 	// 4. With a model: near-duplicates and milestones for review, auto_dream.
-	if opt.UseLLM && env.Model != nil && (run == nil || run.Err() == nil) {
+	if stop == nil && opt.UseLLM && env.Model != nil {
 		more, err := reviewWithModel(ctx, env, ix, run, items, actions, today, opt, res.Caps)
 		if err != nil {
 			fail("model review", err)
+			stop = err
 		}
 		actions = append(actions, more...)
 	}
-	if opt.Dream && opt.Dreamer != nil && !opt.DryRun && run.Err() == nil {
+	if stop == nil && opt.Dream && opt.Dreamer != nil && !opt.DryRun {
 		d, err := opt.Dreamer(ctx, run)
 		res.Dream = d
+		if err != nil && run.Err() != nil {
+			stop = err
+		}
 		if err != nil {
 			fail("auto_dream", err)
 		}
 	}
 
 	// 5. Housekeeping.
-	if run == nil || run.Err() == nil {
+	if stop == nil {
 		housekeep(ctx, env, ix, run, opt, hk, fail)
 	}
 
@@ -285,9 +291,12 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 	res.Finished = env.now().UTC()
 	if run != nil {
 		var runErr error
-		if run.Err() != nil {
+		switch {
+		case run.Err() != nil:
 			runErr = run.Err()
-		} else if len(res.Errors) > 0 {
+		case stop != nil:
+			runErr = stop
+		case len(res.Errors) > 0:
 			runErr = errors.New(strings.Join(res.Errors, "; "))
 		}
 		if err := run.End(runErr); err != nil {
@@ -297,8 +306,11 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 			fail("status", err)
 		}
 	}
-	if run != nil && run.Err() != nil {
-		return res, fmt.Errorf("maintain stopped at the first failed write: %w", run.Err())
+	if stop == nil && run != nil {
+		stop = run.Err()
+	}
+	if stop != nil {
+		return res, fmt.Errorf("maintain stopped at the first failed write: %w", stop)
 	}
 	return res, nil
 }
@@ -652,19 +664,23 @@ func archiveEdit(today, from, keep, reason string) func([]byte) ([]byte, error) 
 	}
 }
 
-// applyMaintain archives the planned actions through run, stopping at the
-// first failed write.
+// applyMaintain archives the planned actions through run. The first
+// failed write (the file, the journal or the index) stops it: the actions
+// after it are skipped and the error is returned.
 func applyMaintain(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, actions []MaintainAction) error {
+	var stop error
 	for i := range actions {
 		a := &actions[i]
 		if a.Status != StatusPlanned {
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if run.Err() != nil {
+		if stop != nil {
 			a.Status, a.Error = StatusSkipped, "an earlier write failed"
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			stop = err
+			a.Status, a.Error = StatusSkipped, err.Error()
 			continue
 		}
 		raw, err := os.ReadFile(env.WS.Abs(a.Path))
@@ -683,14 +699,12 @@ func applyMaintain(ctx context.Context, env *Env, ix MaintainIndex, run *store.R
 		why.Reason = a.Step + ": " + a.Reason
 		if err := ix.Archive(ctx, run, a.Path, a.To, a.edit, why); err != nil {
 			a.Status, a.Error = StatusFailed, err.Error()
-			if run.Err() != nil {
-				return err
-			}
+			stop = err
 			continue
 		}
 		a.Status = StatusDone
 	}
-	return nil
+	return stop
 }
 
 func countSteps(actions []MaintainAction, withModel bool) []StepCount {
@@ -729,7 +743,8 @@ func countSteps(actions []MaintainAction, withModel bool) []StepCount {
 // housekeep keeps the index and the workspace tidy.
 func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, opt MaintainOptions, hk *Housekeeping, fail func(string, error)) {
 	dry := opt.DryRun
-	cutoff := env.now().Add(-opt.StaleAfter)
+	// File times are the wall clock's, whatever clock the run reports in.
+	cutoff := time.Now().Add(-opt.StaleAfter)
 	var err error
 	if hk.TempFiles, err = env.WS.StaleTempFiles(cutoff, !dry); err != nil {
 		fail("temp files", err)

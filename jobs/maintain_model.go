@@ -203,7 +203,12 @@ func reviewWithModel(ctx context.Context, env *Env, ix MaintainIndex, run *store
 				a.Action, a.Status, a.Error = "review", StatusFailed, err.Error()
 				break
 			}
-			a = applyPairVerdict(ctx, env, ix, run, p, v, today, a)
+			var err2 error
+			a, err2 = applyPairVerdict(ctx, env, ix, run, p, v, today, a)
+			if err2 != nil {
+				out = append(out, a)
+				return out, err2
+			}
 			if a.Status == StatusDone && a.Action != "keep" {
 				used["entry"]++
 				total++
@@ -211,9 +216,6 @@ func reviewWithModel(ctx context.Context, env *Env, ix MaintainIndex, run *store
 		}
 		taken[p.a.path], taken[p.b.path] = true, true
 		out = append(out, a)
-		if run != nil && run.Err() != nil {
-			break
-		}
 	}
 	for _, it := range entries {
 		if taken[it.path] || strings.TrimSpace(it.fm.String("type")) != "project" {
@@ -229,8 +231,6 @@ func reviewWithModel(ctx context.Context, env *Env, ix MaintainIndex, run *store
 			a.Action, a.Status = "review", StatusPlanned
 		case !room():
 			a.Action, a.Status = "review", StatusPending
-		case run != nil && run.Err() != nil:
-			a.Action, a.Status = "review", StatusSkipped
 		default:
 			v, err := askVerdict(ctx, env, fmt.Sprintf("Today is %s. Project milestone %s (due %s):\n%s", today, it.path, due, it.body))
 			if err != nil {
@@ -247,8 +247,8 @@ func reviewWithModel(ctx context.Context, env *Env, ix MaintainIndex, run *store
 				a.why = store.Why{Model: env.ModelID, Prompt: MaintainPromptVersion}
 				a.Status = StatusPlanned
 				one := []MaintainAction{a}
-				if err := ix.Locked(ctx, func() error { return applyMaintain(ctx, env, ix, run, one) }); err != nil && a.Error == "" {
-					one[0].Error = err.Error()
+				if err := ix.Locked(ctx, func() error { return applyMaintain(ctx, env, ix, run, one) }); err != nil {
+					return append(out, one[0]), err
 				}
 				a = one[0]
 				if a.Status == StatusDone {
@@ -307,12 +307,13 @@ func decodeReply(text string, v any) error {
 	return nil
 }
 
-// applyPairVerdict carries out the model's answer about two entries.
-func applyPairVerdict(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, p nearPair, v *verdict, today string, a MaintainAction) MaintainAction {
+// applyPairVerdict carries out the model's answer about two entries; an
+// error is a failed write, which stops the run.
+func applyPairVerdict(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, p nearPair, v *verdict, today string, a MaintainAction) (MaintainAction, error) {
 	a.Reason += ": " + v.Reason
 	if v.Verdict == "keep" {
 		a.Action, a.Status = "keep", StatusDone
-		return a
+		return a, nil
 	}
 	keep, drop := p.a, p.b
 	switch v.Keep {
@@ -321,17 +322,18 @@ func applyPairVerdict(ctx context.Context, env *Env, ix MaintainIndex, run *stor
 		keep, drop = p.b, p.a
 	default:
 		a.Action, a.Status, a.Error = "review", StatusFailed, fmt.Sprintf("model named %q, which is neither entry", v.Keep)
-		return a
+		return a, nil
 	}
 	a.Path, a.Keep, a.To = drop.path, keep.path, archivePath(env.WS, drop.path, nil)
 	a.Action, a.sha = store.ActionArchive, drop.sha
 	a.edit = archiveEdit(today, drop.path, keep.path, "model review: "+v.Reason)
 	a.why = store.Why{Model: env.ModelID, Prompt: MaintainPromptVersion}
 	a.Status = StatusPlanned
+	var stop error
 	err := ix.Locked(ctx, func() error {
 		if v.Verdict == "merge" {
 			if strings.TrimSpace(v.Body) == "" {
-				return errors.New("merge without a body")
+				return errors.New("the model merged without a body")
 			}
 			raw, err := os.ReadFile(env.WS.Abs(keep.path))
 			if err != nil || store.Sum(raw) != keep.sha {
@@ -356,22 +358,22 @@ func applyPairVerdict(ctx context.Context, env *Env, ix MaintainIndex, run *stor
 			}
 			why := store.Why{Reason: "merged with " + drop.path + ": " + v.Reason, Model: env.ModelID, Prompt: MaintainPromptVersion}
 			if err := run.WriteFile(keep.path, out, why); err != nil {
+				stop = err
 				return err
 			}
 			if err := ix.UpdatePaths(ctx, keep.path); err != nil {
+				stop = err
 				return err
 			}
 			a.Action = "merge"
 		}
 		one := []MaintainAction{a}
-		if err := applyMaintain(ctx, env, ix, run, one); err != nil {
-			return err
-		}
+		stop = applyMaintain(ctx, env, ix, run, one)
 		a.Status, a.Error = one[0].Status, one[0].Error
-		return nil
+		return stop
 	})
 	if err != nil {
 		a.Status, a.Error = StatusFailed, err.Error()
 	}
-	return a
+	return a, stop
 }
