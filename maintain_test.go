@@ -103,7 +103,6 @@ func cmdTreeSums(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
 }
 
-
 // maintainFixture is a small workspace with one of each thing maintain acts on.
 var maintainFixture = map[string]string{
 	"memory/entries/pref.md":      "---\ntype: feedback\nname: bullets\ncreated: 2026-05-01\nupdated: 2026-05-01\n---\n\nAnswer in bullets.\nWhy: scanning.\nHow to apply: bullets.\n",
