@@ -276,7 +276,7 @@ func (j jobIndex) Optimize(ctx context.Context) error { return j.ix.Optimize(ctx
 func (j jobIndex) Journal() *store.Journal { return j.ix.Journal() }
 
 func (j jobIndex) Archive(ctx context.Context, run *store.Run, src, dst string, edit func([]byte) ([]byte, error), why store.Why) error {
-	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{Run: run, Action: store.ActionArchive, Why: why, Edit: edit})
+	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{Run: run, Action: store.ActionArchive, Why: why, Edit: edit, Fresh: true})
 	return err
 }
 

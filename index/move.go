@@ -40,6 +40,9 @@ type MoveOptions struct {
 	// Edit, when set, changes the bytes written at the destination (an
 	// archived note is marked as such).
 	Edit func(raw []byte) ([]byte, error)
+	// Fresh says the caller reconciled the index under the writer lock it
+	// still holds, so the move need not scan the workspace again.
+	Fresh bool
 }
 
 // Retarget reports the inbound links a move rewrote.
@@ -127,8 +130,10 @@ func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*M
 			}
 		}
 		// The links table must describe the files as they are now.
-		if _, err := ix.Sync(ctx); err != nil {
-			return err
+		if !opt.Fresh || ix.lockDepth == 0 {
+			if _, err := ix.Sync(ctx); err != nil {
+				return err
+			}
 		}
 		p := &movePlan{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Overwrite: opt.Overwrite}
 		if p.Retarget {

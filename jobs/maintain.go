@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/reme-dev/reme/store"
 )
@@ -50,6 +56,7 @@ type MaintainIndex interface {
 	Optimize(ctx context.Context) error
 	// Archive moves src to dst inside run, rewriting every inbound link,
 	// after edit (when set) changed the bytes written at dst.
+	// Archive runs under the lock held since Reconcile: it does not scan.
 	Archive(ctx context.Context, run *store.Run, src, dst string, edit func([]byte) ([]byte, error), why store.Why) error
 	Journal() *store.Journal
 }
@@ -154,14 +161,17 @@ type Caps struct {
 	Digest     int `json:"digest"`
 }
 
-// maintainItem is a note maintain looks at.
+// maintainItem is a note maintain looks at. Cards are only compared by
+// body, so their headers are not parsed (10,000 YAML parses are most of a
+// run's time).
 type maintainItem struct {
 	path  string
 	kind  string // entry, card, digest
 	date  string // cards: the day
 	fm    *store.Frontmatter
 	fmErr error
-	body  string
+	body  string // entries and digest nodes
+	key   string // the normalised body (cards: its hash)
 	sha   string
 }
 
@@ -196,14 +206,32 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 		res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", what, err))
 		log.Warn("maintain", "step", what, "error", err)
 	}
+	phase := time.Now()
+	timed := func(what string) {
+		log.Debug("maintain", "phase", what, "elapsed", time.Since(phase).Round(time.Millisecond))
+		phase = time.Now()
+	}
 
-	// 1. The index must describe the files before anything is planned.
-	if problems, err := ix.IntegrityCheck(ctx); err != nil {
-		fail("integrity check", err)
+	// 1. The index must describe the files before anything is applied.
+	// Its integrity check (SQLite's work) runs while the notes are read
+	// (file work) for the plan.
+	type checked struct {
+		problems []string
+		err      error
+	}
+	check := make(chan checked, 1)
+	go func() {
+		p, err := ix.IntegrityCheck(ctx)
+		check <- checked{p, err}
+	}()
+	items, loadErr := loadMaintainItems(env.WS)
+	timed("read notes")
+	if c := <-check; c.err != nil {
+		fail("integrity check", c.err)
 	} else {
-		hk.IntegrityOK, hk.Integrity = len(problems) == 0, problems
-		if len(problems) > 0 && !opt.DryRun {
-			log.Warn("index is damaged; rebuilding from the files", "problems", len(problems))
+		hk.IntegrityOK, hk.Integrity = len(c.problems) == 0, c.problems
+		if len(c.problems) > 0 && !opt.DryRun {
+			log.Warn("index is damaged; rebuilding from the files", "problems", len(c.problems))
 			if err := ix.Rebuild(ctx); err != nil {
 				fail("rebuild index", err)
 			} else {
@@ -211,17 +239,18 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 			}
 		}
 	}
+	timed("integrity check")
+	if loadErr != nil {
+		return nil, loadErr
+	}
 	if !opt.DryRun {
 		if hk.Added, hk.Modified, hk.Deleted, err = ix.Reconcile(ctx); err != nil {
 			fail("reconcile index", err)
 		}
+		timed("reconcile")
 	}
 
 	// 2. Plan.
-	items, err := loadMaintainItems(env.WS)
-	if err != nil {
-		return nil, err
-	}
 	today := env.Today()
 	actions := planMaintain(env.WS, items, today, opt, hk)
 	counts := map[string]int{}
@@ -231,6 +260,7 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 	res.Caps = Caps{MaxChanges: opt.MaxChanges, Entries: capOf(counts["entry"], opt.MaxPercent),
 		Cards: capOf(counts["card"], opt.MaxPercent), Digest: capOf(counts["digest"], opt.MaxPercent)}
 	applyCaps(actions, res.Caps)
+	timed("plan")
 
 	var run *store.Run
 	if !opt.DryRun {
@@ -258,6 +288,8 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 		}
 	}
 
+	timed("apply")
+
 	// 4. With a model: near-duplicates and milestones for review, auto_dream.
 	if stop == nil && opt.UseLLM && env.Model != nil {
 		more, err := reviewWithModel(ctx, env, ix, run, items, actions, today, opt, res.Caps)
@@ -280,7 +312,7 @@ func Maintain(ctx context.Context, env *Env, ix MaintainIndex, opt MaintainOptio
 
 	// 5. Housekeeping.
 	if stop == nil {
-		housekeep(ctx, env, ix, run, opt, hk, fail)
+		housekeep(ctx, env, ix, run, opt, hk, fail, timed)
 	}
 
 	res.Actions = actions
@@ -348,36 +380,33 @@ func applyCaps(actions []MaintainAction, c Caps) {
 	}
 }
 
-// loadMaintainItems reads every entry, card and digest node.
+// loadMaintainItems reads every entry, card and digest node, cards on
+// parallel workers.
 func loadMaintainItems(ws *store.Workspace) ([]*maintainItem, error) {
 	var items []*maintainItem
-	add := func(rel, kind, date string) error {
-		raw, err := os.ReadFile(ws.Abs(rel))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return fmt.Errorf("read %s: %w", rel, err)
-		}
-		n := store.ParseNote(rel, raw)
-		items = append(items, &maintainItem{path: rel, kind: kind, date: date, fm: n.FM, fmErr: n.FMErr, body: n.Content(), sha: store.Sum(raw)})
-		return nil
-	}
 	for _, tree := range []struct{ dir, kind string }{{EntriesDir, "entry"}, {store.DigestDir, "digest"}} {
 		files, err := listMarkdown(ws, tree.dir)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
-			if err := add(f, tree.kind, ""); err != nil {
-				return nil, err
+			raw, err := os.ReadFile(ws.Abs(f))
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, fmt.Errorf("read %s: %w", f, err)
 			}
+			n := store.ParseNote(f, raw)
+			body := n.Content()
+			items = append(items, &maintainItem{path: f, kind: tree.kind, fm: n.FM, fmErr: n.FMErr, body: body, key: normalizeBody(body), sha: store.Sum(raw)})
 		}
 	}
 	days, err := os.ReadDir(ws.Abs(store.DailyDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("list daily: %w", err)
 	}
+	var cards []*maintainItem
 	for _, d := range days {
 		if !d.IsDir() || !store.IsDate(d.Name()) {
 			continue
@@ -389,10 +418,40 @@ func loadMaintainItems(ws *store.Workspace) ([]*maintainItem, error) {
 		for _, n := range notes {
 			name := n.Name()
 			if n.Type().IsRegular() && strings.HasSuffix(name, ".md") && !strings.HasPrefix(name, ".") {
-				if err := add(store.DayDir(d.Name())+"/"+name, "card", d.Name()); err != nil {
-					return nil, err
-				}
+				cards = append(cards, &maintainItem{path: store.DayDir(d.Name()) + "/" + name, kind: "card", date: d.Name()})
 			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(cards))
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(cards); i += workers {
+				c := cards[i]
+				raw, err := os.ReadFile(ws.Abs(c.path))
+				if err != nil {
+					if !errors.Is(err, fs.ErrNotExist) {
+						errs[i] = fmt.Errorf("read %s: %w", c.path, err)
+					}
+					continue
+				}
+				text, _ := store.DecodeText(raw)
+				_, body, _, _ := store.SplitFrontmatter(text)
+				c.key = bodyKey(body)
+				c.fm, c.sha = store.NewFrontmatter(), store.Sum(raw)
+			}
+		}(w)
+	}
+	wg.Wait()
+	for i, c := range cards {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if c.sha != "" {
+			items = append(items, c)
 		}
 	}
 	return items, nil
@@ -430,6 +489,36 @@ func listMarkdown(ws *store.Workspace, dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// bodyKey hashes the normalised body without building it: for the ten
+// thousand cards that are only compared, never shown. "" for an empty body.
+func bodyKey(body string) string {
+	h := sha256.New()
+	var buf [4096]byte
+	n, space, any := 0, false, false
+	for _, r := range body {
+		if unicode.IsSpace(r) {
+			space = any
+			continue
+		}
+		if space {
+			buf[n] = ' '
+			n++
+			space = false
+		}
+		any = true
+		n += utf8.EncodeRune(buf[n:], unicode.ToLower(r))
+		if n > len(buf)-8 {
+			h.Write(buf[:n])
+			n = 0
+		}
+	}
+	if !any {
+		return ""
+	}
+	h.Write(buf[:n])
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // normalizeBody is what "the same body" means: case, spacing and line
@@ -491,7 +580,7 @@ func planMaintain(ws *store.Workspace, items []*maintainItem, today string, opt 
 		}
 	}
 	// exact duplicates among entries: keep the oldest
-	for _, group := range groupBy(entries, func(it *maintainItem) string { return normalizeBody(it.body) }) {
+	for _, group := range groupBy(entries, func(it *maintainItem) string { return it.key }) {
 		keep := group[0]
 		for _, it := range group[1:] {
 			if newer(keep, it) {
@@ -506,11 +595,10 @@ func planMaintain(ws *store.Workspace, items []*maintainItem, today string, opt 
 	}
 	// exact duplicates among one day's cards: keep the first by name
 	for _, group := range groupBy(cards, func(it *maintainItem) string {
-		b := normalizeBody(it.body)
-		if b == "" {
+		if it.key == "" {
 			return ""
 		}
-		return it.date + "\x00" + b
+		return it.date + "\x00" + it.key
 	}) {
 		for _, it := range group[1:] {
 			plan(StepDuplicateCards, it, group[0].path, "same text as "+group[0].path)
@@ -664,10 +752,16 @@ func archiveEdit(today, from, keep, reason string) func([]byte) ([]byte, error) 
 	}
 }
 
-// applyMaintain archives the planned actions through run. The first
-// failed write (the file, the journal or the index) stops it: the actions
-// after it are skipped and the error is returned.
+// applyMaintain archives the planned actions through run; the caller
+// holds the writer lock. The first failed write (the file, the journal or
+// the index) stops it: the actions after it are skipped and the error is
+// returned.
 func applyMaintain(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, actions []MaintainAction) error {
+	// One scan, so that every archive's inbound links are known without
+	// scanning again: nothing else writes while the lock is held.
+	if _, _, _, err := ix.Reconcile(ctx); err != nil {
+		return err
+	}
 	var stop error
 	for i := range actions {
 		a := &actions[i]
@@ -741,7 +835,7 @@ func countSteps(actions []MaintainAction, withModel bool) []StepCount {
 }
 
 // housekeep keeps the index and the workspace tidy.
-func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, opt MaintainOptions, hk *Housekeeping, fail func(string, error)) {
+func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, opt MaintainOptions, hk *Housekeeping, fail func(string, error), timed func(string)) {
 	dry := opt.DryRun
 	// File times are the wall clock's, whatever clock the run reports in.
 	cutoff := time.Now().Add(-opt.StaleAfter)
@@ -755,12 +849,16 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 	if hk.OrphanImages, err = orphanImages(env.WS); err != nil {
 		fail("session images", err)
 	}
+	timed("temp files, locks, images")
 	if dry {
 		dates, err := dayPageDates(env.WS)
 		if err != nil {
 			fail("day pages", err)
 		}
 		for _, date := range dates {
+			if dayPageFresh(env.WS, date) {
+				continue
+			}
 			r, err := env.WS.PreviewDayIndex(date)
 			if err != nil {
 				fail("day pages", err)
@@ -778,6 +876,9 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 			}
 			var touched []string
 			for _, date := range dates {
+				if dayPageFresh(env.WS, date) {
+					continue
+				}
 				r, err := run.RefreshDayIndex(date)
 				if err != nil {
 					return err
@@ -792,11 +893,13 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 		if err != nil {
 			fail("day pages", err)
 		}
+		timed("day pages")
 		if err := ix.Optimize(ctx); err != nil {
 			fail("optimize index", err)
 		} else {
 			hk.Optimized = true
 		}
+		timed("optimize")
 	}
 	keep := opt.KeepDays
 	if keep <= 0 {
@@ -805,6 +908,7 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 	if hk.JournalPruned, err = ix.Journal().Prune(env.now().AddDate(0, 0, -keep), dry); err != nil {
 		fail("journal prune", err)
 	}
+	timed("journal prune")
 }
 
 // dayPageDates lists the days that have a card folder or a day page.
@@ -827,6 +931,38 @@ func dayPageDates(ws *store.Workspace) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// dayPageFresh reports whether a day page was written after its folder
+// and every card in it last changed: then rendering it again would give
+// the same bytes, and the day's cards need not be parsed.
+func dayPageFresh(ws *store.Workspace, date string) bool {
+	page, err := os.Stat(ws.Abs(store.DayIndexPath(date)))
+	if err != nil {
+		return false
+	}
+	dir := ws.Abs(store.DayDir(date))
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false // no folder: the page may need to say so
+	}
+	if !page.ModTime().After(di.ModTime()) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !page.ModTime().After(info.ModTime()) {
+			return false
+		}
+	}
+	return true
 }
 
 // orphanImages lists session image folders whose conversation is gone.
