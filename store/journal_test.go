@@ -17,7 +17,7 @@ import (
 
 var errCrash = errors.New("simulated crash")
 
-func journalWorkspace(t *testing.T, files map[string]string) *Workspace {
+func journalWorkspace(t testing.TB, files map[string]string) *Workspace {
 	t.Helper()
 	ws, err := OpenWorkspace(t.TempDir())
 	if err != nil {
@@ -475,4 +475,51 @@ func TestJournalReadOnlyWorkspace(t *testing.T) {
 	if diff := cmp.Diff(journalFiles, tree(t, ws)); diff != "" {
 		t.Errorf("files changed:\n%s", diff)
 	}
+}
+
+// BenchmarkJournal1000Changes journals 1,000 updates of 2 KB notes (the
+// size of a typical card) and reports the journal's size per 1,000
+// changes: the JSONL lines, and the preimages (one copy of each old
+// version, deduplicated by content).
+func BenchmarkJournal1000Changes(b *testing.B) {
+	base := strings.Repeat("a typical card line with some words in it\n", 48) // ~2 KB
+	var lineBytes, objectBytes int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		ws := journalWorkspace(b, nil)
+		for k := 0; k < 100; k++ {
+			ws.WriteFile(fmt.Sprintf("daily/2026-06-%02d/card-%03d.md", k%28+1, k), []byte(base+fmt.Sprint(k)))
+		}
+		j := NewJournal(ws, JournalOptions{})
+		r, err := j.Begin(RunInfo{Command: "bench", Trigger: TriggerCron})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for c := 0; c < 1000; c++ {
+			p := fmt.Sprintf("daily/2026-06-%02d/card-%03d.md", (c%100)%28+1, c%100)
+			if err := r.WriteFile(p, []byte(base+fmt.Sprint(c%100, "v", c)), Why{Reason: "maintain: an edit", Model: "command-a-03-2025", Prompt: "maintain-review/1"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.End(nil)
+		b.StopTimer()
+		lineBytes, objectBytes = dirSize(b, filepath.Join(ws.Root, "metadata/journal"), ".jsonl"), dirSize(b, filepath.Join(ws.Root, "metadata/journal/objects"), "")
+	}
+	b.ReportMetric(float64(lineBytes)/1024, "KB-lines/1000")
+	b.ReportMetric(float64(objectBytes)/1024, "KB-preimages/1000")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "µs/change")
+}
+
+func dirSize(tb testing.TB, dir, suffix string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, suffix) {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
