@@ -497,19 +497,27 @@ func (r *Run) Changes() int { return r.changes }
 // Err is the write failure that stopped the run, if any.
 func (r *Run) Err() error { return r.err }
 
+// prepare checks that the run may still write and that rel is a path it
+// may change, and reads the file's current bytes and hash.
+func (r *Run) prepare(rel string) (clean string, old []byte, sum string, err error) {
+	if err := r.stopped(); err != nil {
+		return "", nil, "", err
+	}
+	if clean, err = r.j.ws.checkJournaled(rel); err != nil {
+		return "", nil, "", err
+	}
+	if old, sum, err = r.j.ws.fileState(clean); err != nil {
+		return "", nil, "", r.fail(err)
+	}
+	return clean, old, sum, nil
+}
+
 // WriteFile creates or replaces a workspace file through the journal.
 // Writing the bytes a file already holds records nothing.
 func (r *Run) WriteFile(rel string, data []byte, why Why) error {
-	if err := r.stopped(); err != nil {
-		return err
-	}
-	rel, err := r.j.ws.checkJournaled(rel)
+	rel, old, before, err := r.prepare(rel)
 	if err != nil {
 		return err
-	}
-	old, before, err := r.j.ws.fileState(rel)
-	if err != nil {
-		return r.fail(err)
 	}
 	after := Sum(data)
 	if before == after {
@@ -538,16 +546,9 @@ func (r *Run) WriteFile(rel string, data []byte, why Why) error {
 // Remove deletes a workspace file through the journal (its bytes are kept
 // as the preimage). A missing file is ErrNotFound.
 func (r *Run) Remove(rel string, why Why) error {
-	if err := r.stopped(); err != nil {
-		return err
-	}
-	rel, err := r.j.ws.checkJournaled(rel)
+	rel, old, before, err := r.prepare(rel)
 	if err != nil {
 		return err
-	}
-	old, before, err := r.j.ws.fileState(rel)
-	if err != nil {
-		return r.fail(err)
 	}
 	if before == "" {
 		return fmt.Errorf("%s: %w", rel, ErrNotFound)
