@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 	"github.com/reme-dev/reme/store"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -507,3 +508,112 @@ func TestMaintainRebuildsADamagedIndex(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestMaintainRetentionDigestAndDates(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"daily/2026-05-01/old-card.md":   "---\nname: old-card\n---\n\nfrom May\n",
+		"daily/2026-06-20/new-card.md":   "---\nname: new-card\n---\n\nfrom June\n",
+		"digest/wiki/expired.md":         "---\nname: expired\nuntil: 2026-06-01\n---\n\nno longer true\n",
+		"digest/wiki/evergreen.md":       "---\nname: evergreen\ndurability: evergreen\nuntil: 2026-06-01\n---\n\nalways true\n",
+		"digest/wiki/review.md":          "---\nname: review\nreview_after: 2026-06-01\n---\n\ncheck me\n",
+		"digest/wiki/current.md":         "---\nname: current\nuntil: 2027-01-01\n---\n\nstill true\n",
+		"memory/entries/bad-date.md":     "---\ntype: project\nname: bad\ndue: next friday\n---\n\nsomething\n",
+		"memory/entries/within-grace.md": "---\ntype: project\nname: grace\ndue: 2026-06-18\n---\n\nQ2 wrap-up\n",
+	}
+	for p, c := range files {
+		writeSeed(filepath.Join(root, p), c)
+	}
+	env, ix := maintainEnv(t, root)
+	if _, err := env.WS.RefreshDayIndex("2026-05-01"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := jobs.Maintain(context.Background(), env, ix, jobs.MaintainOptions{DailyRetainDays: 30, DueGraceDays: 7, MaxPercent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done []string
+	for _, a := range res.Actions {
+		if a.Status == jobs.StatusDone {
+			done = append(done, a.Step+" "+a.Path)
+		}
+	}
+	sort.Strings(done)
+	want := []string{"daily_retention daily/2026-05-01/old-card.md", "expired_digest digest/wiki/expired.md"}
+	if diff := cmp.Diff(want, done); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(res.Housekeeping.ReviewDue, []string{"digest/wiki/review.md (review after 2026-06-01)"}) {
+		t.Errorf("review due %v", res.Housekeeping.ReviewDue)
+	}
+	if len(res.Housekeeping.InvalidDates) != 1 || !strings.Contains(res.Housekeeping.InvalidDates[0], `memory/entries/bad-date.md: due "next friday" is not a date`) {
+		t.Errorf("invalid dates %v", res.Housekeeping.InvalidDates)
+	}
+	if _, err := os.Stat(filepath.Join(root, "archive/daily/2026-05-01/old-card.md")); err != nil {
+		t.Error(err)
+	}
+	// the day page of the emptied day says so
+	b, _ := os.ReadFile(filepath.Join(root, "daily/2026-05-01.md"))
+	if !strings.Contains(string(b), "No notes today.") {
+		t.Errorf("day page:\n%s", b)
+	}
+}
+
+// With maintain.use_llm, similar entries and milestones past due go to the
+// model; an answer that is not a verdict changes nothing.
+func TestMaintainModelReview(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"memory/entries/deploy-a.md":  "---\ntype: reference\nname: deploy window\nupdated: 2026-05-01\n---\n\nDeploys happen on Tuesdays and Thursdays after 14:00 with a canary first.\n",
+		"memory/entries/deploy-b.md":  "---\ntype: reference\nname: deploy days\nupdated: 2026-06-01\n---\n\nDeploys happen on Tuesdays and Thursdays after 14:00 with a canary first, never on Fridays.\n",
+		"memory/entries/launch.md":    "---\ntype: project\nname: launch\ndue: 2026-06-20\n---\n\nPublic launch of the search beta.\n",
+		"memory/entries/migrate.md":   "---\ntype: project\nname: migrate\ndue: 2026-06-19\n---\n\nMigrate the billing database.\n",
+		"memory/entries/unrelated.md": "---\ntype: user\nname: editor\n---\n\nThe user works in helix.\n",
+	}
+	for p, c := range files {
+		writeSeed(filepath.Join(root, p), c)
+	}
+	before := mustTreeSums(t, root)
+	model := llmtest.NewScripted(
+		llmtest.TextReply(`{"verdict": "archive", "keep": "memory/entries/deploy-b.md", "reason": "b says everything a says"}`),
+		llmtest.TextReply(`I think you should keep it.`),
+		llmtest.TextReply("```json\n{\"verdict\": \"archive\", \"reason\": \"migration finished\"}\n```"),
+	)
+	env, ix := maintainEnv(t, root)
+	env.Model, env.ModelID = model, "test-model"
+	res, err := jobs.Maintain(context.Background(), env, ix, jobs.MaintainOptions{UseLLM: true, MaxPercent: 100, DueGraceDays: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range res.Actions {
+		got[a.Path] = a.Step + " " + a.Action + " " + a.Status
+	}
+	want := map[string]string{
+		"memory/entries/deploy-a.md": "near_duplicates archive done",
+		"memory/entries/launch.md":   "milestone_review review failed",
+		"memory/entries/migrate.md":  "milestone_review archive done",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if len(model.Requests()) != 3 {
+		t.Errorf("%d model calls", len(model.Requests()))
+	}
+	if _, err := os.Stat(filepath.Join(root, "memory/entries/launch.md")); err != nil {
+		t.Error("a garbage verdict changed the milestone")
+	}
+	runs, _ := ix.Journal().Runs()
+	last := runs[len(runs)-1]
+	for _, c := range last.Changes {
+		if c.Action == store.ActionArchive && (c.Model != "test-model" || c.Prompt != jobs.MaintainPromptVersion) {
+			t.Errorf("model-driven change without model and prompt: %+v", c)
+		}
+	}
+	if _, err := ix.Journal().Undo(last.ID, false, store.TriggerCLI); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustTreeSums(t, root); got != before {
+		t.Errorf("undo:\n%s", cmp.Diff(before, got))
+	}
+}
