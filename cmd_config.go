@@ -42,6 +42,12 @@ type MemoryConfig struct {
 	IncludeImages bool `yaml:"include_images" json:"include_images"`
 	// MaxImageNum is the most images one call may carry.
 	MaxImageNum int `yaml:"max_image_num" json:"max_image_num"`
+	// MaxMessagesBytes bounds the messages of one call (stdin or @FILE).
+	MaxMessagesBytes int64 `yaml:"max_messages_bytes" json:"max_messages_bytes"`
+	// MaxTranscriptBytes bounds the Claude Code transcript auto_memory_cc reads.
+	MaxTranscriptBytes int64 `yaml:"max_transcript_bytes" json:"max_transcript_bytes"`
+	// SessionWait bounds the wait for another run of the same session.
+	SessionWait Duration `yaml:"session_wait" json:"session_wait"`
 }
 
 // ResourceConfig holds auto_resource defaults.
@@ -93,11 +99,12 @@ func defaultConfig() *Config {
 		MaxFileBytes: 20 << 20,
 		Search:       SearchConfig{Limit: 5},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
-		AutoMemory:   MemoryConfig{MaxImageNum: 5},
-		Resource:     ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
-		Watch:        WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
-		Maintain:     MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
-		Journal:      JournalConfig{KeepDays: 90},
+		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
+			SessionWait: Duration(10 * time.Minute)},
+		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
+		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
+		Journal:  JournalConfig{KeepDays: 90},
 	}
 }
 
@@ -183,6 +190,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes <= 0 {
 		return fmt.Errorf("max_file_bytes must be greater than 0")
+	}
+	if c.AutoMemory.MaxMessagesBytes <= 0 || c.AutoMemory.MaxTranscriptBytes <= 0 {
+		return fmt.Errorf("auto_memory.max_messages_bytes and auto_memory.max_transcript_bytes must be positive")
+	}
+	if c.AutoMemory.SessionWait <= 0 {
+		return fmt.Errorf("auto_memory.session_wait must be a positive duration")
 	}
 	if c.AutoMemory.MaxImageNum < 1 {
 		return fmt.Errorf("auto_memory.max_image_num must be at least 1")

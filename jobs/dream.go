@@ -360,7 +360,8 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 		}
 	}
 	if err := yaml.Unmarshal([]byte(s), &reply); err != nil {
-		return nil, fmt.Errorf("not JSON or YAML: %v", firstLine(err.Error()))
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, fmt.Errorf("not JSON or YAML: %v", msg)
 	}
 	if reply.Units == nil && !strings.Contains(s, "units") {
 		return nil, errors.New("no units key")
