@@ -170,7 +170,8 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
+	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
+		Journal: ix.Journal(), Trigger: a.trigger()}
 	if cfg.LLM.APIKey != "" {
 		model, err := llm.NewCohere(llm.CohereConfig{
 			APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Timeout: time.Duration(cfg.LLM.Timeout),
@@ -199,8 +200,8 @@ func (j jobIndex) UpdatePaths(ctx context.Context, paths ...string) error {
 	return j.ix.UpdatePaths(ctx, paths...)
 }
 
-func (j jobIndex) Rename(ctx context.Context, src, dst string) error {
-	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{})
+func (j jobIndex) Rename(ctx context.Context, run *store.Run, src, dst string) error {
+	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{Run: run})
 	return err
 }
 

@@ -196,8 +196,16 @@ func (w *watcher) changeFor(rel string, fi fs.FileInfo, sources map[string]strin
 }
 
 // adopt records a resource's hash on its card.
-func (w *watcher) adopt(card, rel, sha string) error {
+func (w *watcher) adopt(card, rel, sha string) (err error) {
 	ctx := context.Background()
+	if err := w.env.beginRun("watch", ""); err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := w.env.endRun(err); err == nil {
+			err = eerr
+		}
+	}()
 	c, err := OpenCard(w.env, CardSpec{Path: card, Date: store.DateFromPath(card), System: []KeyValue{{SourceSHA256Key, sha}}})
 	if err != nil {
 		return err

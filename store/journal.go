@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -65,6 +66,10 @@ const (
 	KindBegin  = "begin"
 	KindChange = "change"
 	KindEnd    = "end"
+	// KindVoid withdraws the change line before it for the same path and
+	// after-hash: the change was refused on the way (a name taken
+	// meanwhile, a full disk) and did not happen.
+	KindVoid = "void"
 )
 
 // Run end states.
@@ -165,6 +170,7 @@ type Run struct {
 	ID      string
 	Info    RunInfo
 	j       *Journal
+	mu      sync.Mutex // one change at a time, whichever goroutine makes it
 	lock    *os.File
 	lockAt  string
 	err     error // first failed write: nothing further is changed
@@ -288,7 +294,11 @@ func (r *Run) fault(step string) error {
 }
 
 // Fault lets the code that drives a run mark its own steps for crash tests.
-func (r *Run) Fault(step string) error { return r.fault(step) }
+func (r *Run) Fault(step string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fault(step)
+}
 
 // append writes one line to the run's month file, all or nothing: a torn
 // tail left by a crash is ended first, and a failed write is cut back.
@@ -489,13 +499,25 @@ func containsString(xs []string, x string) bool {
 }
 
 // Touched lists the workspace paths the run changed, in order.
-func (r *Run) Touched() []string { return append([]string(nil), r.touched...) }
+func (r *Run) Touched() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.touched...)
+}
 
 // Changes counts the change lines the run wrote.
-func (r *Run) Changes() int { return r.changes }
+func (r *Run) Changes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changes
+}
 
 // Err is the write failure that stopped the run, if any.
-func (r *Run) Err() error { return r.err }
+func (r *Run) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
 
 // prepare checks that the run may still write and that rel is a path it
 // may change, and reads the file's current bytes and hash.
@@ -515,6 +537,12 @@ func (r *Run) prepare(rel string) (clean string, old []byte, sum string, err err
 // WriteFile creates or replaces a workspace file through the journal.
 // Writing the bytes a file already holds records nothing.
 func (r *Run) WriteFile(rel string, data []byte, why Why) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writeFile(rel, data, why)
+}
+
+func (r *Run) writeFile(rel string, data []byte, why Why) error {
 	rel, old, before, err := r.prepare(rel)
 	if err != nil {
 		return err
@@ -537,15 +565,59 @@ func (r *Run) WriteFile(rel string, data []byte, why Why) error {
 		return err
 	}
 	if err := r.j.ws.WriteFile(rel, data); err != nil {
+		r.void(&e, err)
 		return r.fail(err)
 	}
 	r.touch(rel)
 	return r.fault("applied " + rel)
 }
 
+// CreateFile creates a workspace file that must not exist yet, through
+// the journal; a file that appears meanwhile (another writer won the
+// name) is fs.ErrExist and the journal withdraws the change.
+func (r *Run) CreateFile(rel string, data []byte, why Why) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rel, _, before, err := r.prepare(rel)
+	if err != nil {
+		return err
+	}
+	if before != "" {
+		return fmt.Errorf("create %s: %w", rel, fs.ErrExist)
+	}
+	e := Entry{Kind: KindChange, Action: ActionCreate, Path: rel, After: Sum(data),
+		Reason: why.Reason, Model: why.Model, Prompt: why.Prompt}
+	if err := r.record(&e); err != nil {
+		return err
+	}
+	if err := r.j.ws.CreateFile(rel, data); err != nil {
+		r.void(&e, err)
+		if errors.Is(err, fs.ErrExist) {
+			return err // not a failed write: the caller picks another name
+		}
+		return r.fail(err)
+	}
+	r.touch(rel)
+	return r.fault("applied " + rel)
+}
+
+// void records that the change e, journaled before, did not happen.
+func (r *Run) void(e *Entry, cause error) {
+	v := Entry{Kind: KindVoid, Action: e.Action, Path: e.Path, After: e.After, Reason: "not applied: " + cause.Error()}
+	if r.append(&v) == nil {
+		r.changes--
+	}
+}
+
 // Remove deletes a workspace file through the journal (its bytes are kept
 // as the preimage). A missing file is ErrNotFound.
 func (r *Run) Remove(rel string, why Why) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.remove(rel, why)
+}
+
+func (r *Run) remove(rel string, why Why) error {
 	rel, old, before, err := r.prepare(rel)
 	if err != nil {
 		return err
@@ -562,6 +634,7 @@ func (r *Run) Remove(rel string, why Why) error {
 		return err
 	}
 	if err := r.j.ws.Remove(rel); err != nil {
+		r.void(&e, err)
 		return r.fail(err)
 	}
 	r.touch(rel)
@@ -573,6 +646,12 @@ func (r *Run) Remove(rel string, why Why) error {
 // action is ActionRename or ActionArchive. An existing dst is replaced
 // only when overwrite is set, and its bytes are kept as the preimage.
 func (r *Run) Rename(src, dst string, data []byte, action string, overwrite bool, why Why) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rename(src, dst, data, action, overwrite, why)
+}
+
+func (r *Run) rename(src, dst string, data []byte, action string, overwrite bool, why Why) error {
 	if err := r.stopped(); err != nil {
 		return err
 	}
@@ -624,6 +703,7 @@ func (r *Run) Rename(src, dst string, data []byte, action string, overwrite bool
 	// Write the new copy first, then remove the old one: a crash between
 	// the two leaves both, which recovery recognises by their hashes.
 	if err := r.j.ws.WriteFile(dst, data); err != nil {
+		r.void(&e, err)
 		return r.fail(err)
 	}
 	r.touch(dst)
@@ -650,6 +730,8 @@ func (r *Run) record(e *Entry) error {
 // lock released. After a simulated crash it only releases the lock, as a
 // killed process would.
 func (r *Run) End(runErr error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.ended {
 		return nil
 	}
@@ -768,6 +850,9 @@ func (j *Journal) checkEntry(e *Entry) error {
 	switch e.Kind {
 	case KindBegin, KindEnd:
 		return nil
+	case KindVoid:
+		_, err := j.ws.checkJournaled(e.Path)
+		return err
 	case KindChange:
 	default:
 		return fmt.Errorf("unknown line kind %q", e.Kind)
@@ -849,6 +934,13 @@ func groupRuns(es []Entry, bad map[string]int) []*RunSummary {
 			}
 		case KindChange:
 			s.Changes = append(s.Changes, e)
+		case KindVoid:
+			for k := len(s.Changes) - 1; k >= 0; k-- {
+				if c := s.Changes[k]; c.Path == e.Path && c.After == e.After && c.Action == e.Action {
+					s.Changes = append(s.Changes[:k], s.Changes[k+1:]...)
+					break
+				}
+			}
 		case KindEnd:
 			s.Status, s.Error, s.Finished = e.Status, e.Error, e.Time
 		}
