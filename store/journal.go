@@ -808,8 +808,13 @@ func (j *Journal) readMonth(month string, bad map[string]int) ([]Entry, error) {
 		return nil, fmt.Errorf("read journal %s: %w", p, err)
 	}
 	defer f.Close()
+	return j.parseLines(f, p, bad)
+}
+
+// parseLines reads journal lines; see ReadAll.
+func (j *Journal) parseLines(r io.Reader, name string, bad map[string]int) ([]Entry, error) {
 	var out []Entry
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	n := 0
 	for sc.Scan() {
@@ -824,7 +829,7 @@ func (j *Journal) readMonth(month string, bad map[string]int) ([]Entry, error) {
 			err = j.checkEntry(&e)
 		}
 		if err != nil {
-			j.opt.Log.Warn("skipping a journal line", "file", p, "line", n, "error", err)
+			j.opt.Log.Warn("skipping a journal line", "file", name, "line", n, "error", err)
 			var probe struct {
 				Run string `json:"run"`
 			}
@@ -836,7 +841,7 @@ func (j *Journal) readMonth(month string, bad map[string]int) ([]Entry, error) {
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("read journal %s: %w", p, err)
+		return out, fmt.Errorf("read journal %s: %w", name, err)
 	}
 	return out, nil
 }
