@@ -461,8 +461,24 @@ func loadMaintainItems(ws *store.Workspace) ([]*maintainItem, error) {
 // symlinks are left out.
 func listMarkdown(ws *store.Workspace, dir string) ([]string, error) {
 	var out []string
+	err := walkFiles(ws, dir, func(rel string, d fs.DirEntry) error {
+		if strings.HasSuffix(rel, ".md") {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// walkFiles calls fn with the workspace path of every regular file under
+// dir, leaving out dot files and folders; a missing dir has no files.
+func walkFiles(ws *store.Workspace, dir string, fn func(rel string, d fs.DirEntry) error) error {
 	root := ws.Abs(dir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -475,20 +491,15 @@ func listMarkdown(ws *store.Workspace, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".md") {
-			rel, err := filepath.Rel(ws.Root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
+		if !d.Type().IsRegular() {
+			return nil
 		}
-		return nil
+		rel, err := filepath.Rel(ws.Root, p)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), d)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // bodyKey hashes the normalised body without building it: for the ten

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -260,25 +259,7 @@ func (w *watcher) reconcile(ctx context.Context) error {
 	}
 	var changes []ResourceChange
 	present := map[string]bool{}
-	root := w.env.WS.Abs(store.ResourceDir)
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != root {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(w.env.WS.Root, p)
-		rel = filepath.ToSlash(rel)
+	err = walkFiles(w.env.WS, store.ResourceDir, func(rel string, d fs.DirEntry) error {
 		present[rel] = true
 		fi, err := d.Info()
 		if err != nil {
