@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,6 +105,41 @@ func cmdTreeSums(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
 }
 
+var plain struct {
+	once sync.Once
+	path string
+}
+
+// processBinary is the reme command the process tests start: the test
+// binary itself (testscript puts it on PATH as "reme"), except under the
+// race detector, where the fault tests' hundreds of processes would take
+// minutes: there a plain build of the same code runs them. The race
+// detector still checks the in-process tests.
+func processBinary() string {
+	if !raceEnabled {
+		return "reme"
+	}
+	plain.once.Do(func() {
+		dir := filepath.Join(os.TempDir(), "reme-plain-for-race-tests")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			panic(err)
+		}
+		tmp, err := os.CreateTemp(dir, "build-*")
+		if err != nil {
+			panic(err)
+		}
+		tmp.Close()
+		if out, err := exec.Command("go", "build", "-o", tmp.Name(), ".").CombinedOutput(); err != nil {
+			panic(fmt.Sprintf("build reme: %v\n%s", err, out))
+		}
+		plain.path = filepath.Join(dir, "reme")
+		if err := os.Rename(tmp.Name(), plain.path); err != nil {
+			panic(err)
+		}
+	})
+	return plain.path
+}
+
 // maintainFixture is a small workspace with one of each thing maintain acts on.
 var maintainFixture = map[string]string{
 	"memory/entries/pref.md":      "---\ntype: feedback\nname: bullets\ncreated: 2026-05-01\nupdated: 2026-05-01\n---\n\nAnswer in bullets.\nWhy: scanning.\nHow to apply: bullets.\n",
@@ -132,7 +168,7 @@ func maintainWorkspace(t *testing.T, root string) {
 }
 
 func remeCmd(root string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command("reme", append([]string{"-w", root}, args...)...)
+	cmd := exec.Command(processBinary(), append([]string{"-w", root}, args...)...)
 	cmd.Env = append(os.Environ(), "REME_NOW=2026-06-22T10:00:00+08:00", "REME_TIMEZONE=Asia/Shanghai", "COHERE_API_KEY=")
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
