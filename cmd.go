@@ -39,9 +39,10 @@ type cli struct {
 	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
 	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
 	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
+	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
 	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
 	Maintain     maintainCmd     `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
 	AutoDream    autoDreamCmd    `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reme-dev/reme/jobs"
+	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -69,13 +70,32 @@ type SearchConfig struct {
 
 // LLMConfig configures the model runtime. The API key is read from the
 // environment only, so that it never ends up in a versioned workspace.
+// After loading, Provider, BaseURL, Model and VisionModel hold what is in
+// effect (see resolveModel in cmd_model.go), with the reasons beside them.
 type LLMConfig struct {
+	// Provider is cohere or openai (any OpenAI-compatible server); empty
+	// chooses from the keys and URLs that are set.
+	Provider    string   `yaml:"provider" json:"provider"`
 	Model       string   `yaml:"model" json:"model"`
 	VisionModel string   `yaml:"vision_model" json:"vision_model"`
 	BaseURL     string   `yaml:"base_url" json:"base_url"`
 	Timeout     Duration `yaml:"timeout" json:"timeout"`
 	MaxRetries  int      `yaml:"max_retries" json:"max_retries"`
-	APIKey      string   `yaml:"-" json:"api_key"`
+	// EmbedModel, EmbedDimensions and RerankModel configure semantic
+	// search; empty and 0 keep the provider's defaults, an empty
+	// RerankModel turns reranking off.
+	EmbedModel      string `yaml:"embed_model" json:"embed_model"`
+	EmbedDimensions int    `yaml:"embed_dimensions" json:"embed_dimensions"`
+	RerankModel     string `yaml:"rerank_model" json:"rerank_model"`
+
+	APIKey string `yaml:"-" json:"api_key"`
+	// ProviderReason says why Provider is in effect, or why none is.
+	ProviderReason string `yaml:"-" json:"provider_reason"`
+	// APIKeyFrom names the variable the key came from.
+	APIKeyFrom string `yaml:"-" json:"api_key_from,omitempty"`
+	// Embed is the separate embedding endpoint of ReMe's EMBEDDING_*
+	// variables, if they are set.
+	Embed *EmbedEndpoint `yaml:"-" json:"embed_endpoint,omitempty"`
 }
 
 // Duration is a time.Duration written as "90s" in YAML and JSON.
@@ -126,7 +146,10 @@ var envOverrides = []struct {
 		return err
 	}},
 	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
-	{"COHERE_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
+	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
+	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
+	// API keys and the variables of other tools are read by resolveModel.
 }
 
 func parseInt(s string, dst *int) error {
@@ -166,6 +189,7 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
+	fromFile := cfg.LLM
 	for _, e := range envOverrides {
 		if v := getenv(e.name); v != "" {
 			if err := e.set(cfg, v); err != nil {
@@ -173,7 +197,11 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
-	return cfg, cfg.validate()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	resolveModel(&cfg.LLM, fromFile, getenv)
+	return cfg, nil
 }
 
 func (c *Config) validate() error {
@@ -212,6 +240,14 @@ func (c *Config) validate() error {
 	if c.Journal.KeepDays < 1 {
 		return fmt.Errorf("journal.keep_days must be at least 1")
 	}
+	switch c.LLM.Provider {
+	case "", providerCohere, providerOpenAI:
+	default:
+		return fmt.Errorf("llm.provider must be cohere or openai, not %q", c.LLM.Provider)
+	}
+	if c.LLM.EmbedDimensions < 0 {
+		return fmt.Errorf("llm.embed_dimensions must not be negative")
+	}
 	return nil
 }
 
@@ -227,11 +263,21 @@ func (c *Config) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// redacted is a copy that is safe to print.
+// redacted is a copy that is safe to print: keys become "(set)", URLs
+// lose their credentials.
 func (c *Config) redacted() *Config {
 	r := *c
 	if r.LLM.APIKey != "" {
 		r.LLM.APIKey = "(set)"
+	}
+	r.LLM.BaseURL = llm.RedactURL(r.LLM.BaseURL)
+	if e := r.LLM.Embed; e != nil {
+		shown := *e
+		shown.BaseURL = llm.RedactURL(shown.BaseURL)
+		if shown.APIKey != "" {
+			shown.APIKey = "(set)"
+		}
+		r.LLM.Embed = &shown
 	}
 	return &r
 }
@@ -240,7 +286,8 @@ type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
-REME_* environment variables. Secrets are shown only as "(set)".`
+REME_* environment variables. The "# model:" line says which provider and model
+are in use and why. Secrets are shown only as "(set)", credentials in URLs as ***.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {
@@ -254,12 +301,16 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 	}
 	type yamlView struct {
 		Config `yaml:",inline"`
-		APIKey string `yaml:"cohere_api_key"`
+		APIKey string `yaml:"api_key"`
 	}
-	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: r.LLM.APIKey})
+	key := "(none)"
+	if r.LLM.APIKey != "" {
+		key = "(set, from " + r.LLM.APIKeyFrom + ")"
+	}
+	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: key})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "# workspace: %s\n%s", app.workspaceDir(), b)
+	fmt.Fprintf(app.Stdout, "# workspace: %s\n# model: %s\n%s", app.workspaceDir(), r.LLM.describe(), b)
 	return nil
 }

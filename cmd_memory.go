@@ -12,7 +12,6 @@ import (
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/claudecode"
-	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -31,8 +30,8 @@ func (autoMemoryCmd) Help() string {
 	return `Distils a conversation into the day's memory card for its session:
 daily/DATE/<name>.md, listed on daily/DATE.md and tagged. The messages are first
 saved to session/dialog/<session_id>.jsonl (tool results and base64 data left
-out). Without COHERE_API_KEY an extractive card is written from the user's own
-statements. Messages take "role", "content" (text or blocks), and optionally
+out). Without a model (see reme config) an extractive card is written from the
+user's own statements. Messages take "role", "content" (text or blocks), and optionally
 "name", "id" and "created_at" (or time_created, timestamp, createdAt,
 timeCreated, created_time, also inside "metadata").`
 }
@@ -117,8 +116,8 @@ func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
 		for _, w := range res.Warnings {
 			a.Log.Warn(w)
 		}
-		if res.Distiller == "extractive" && a.cfg != nil && a.cfg.LLM.APIKey == "" {
-			fmt.Fprintln(a.Stderr, "reme: no model configured (set COHERE_API_KEY); wrote an extractive card from the conversation")
+		if res.Distiller == "extractive" && a.cfg != nil && a.cfg.LLM.Provider == "" {
+			fmt.Fprintln(a.Stderr, "reme: "+a.cfg.LLM.ProviderReason+"; wrote an extractive card from the conversation")
 		}
 	}
 	if err != nil {
@@ -172,23 +171,12 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	}
 	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
 		Journal: ix.Journal(), Trigger: a.trigger()}
-	if cfg.LLM.APIKey != "" {
-		model, err := llm.NewCohere(llm.CohereConfig{
-			APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Timeout: time.Duration(cfg.LLM.Timeout),
-			MaxRetries: cfg.LLM.MaxRetries, Logger: a.Log,
-		})
-		if err != nil {
-			return nil, err
-		}
-		env.Model = model
-		env.ModelID = cfg.LLM.Model
-		if env.ModelID == "" {
-			env.ModelID = llm.DefaultModel
-		}
-		env.VisionModelID = cfg.LLM.VisionModel
-		if env.VisionModelID == "" {
-			env.VisionModelID = llm.DefaultVisionModel
-		}
+	model, err := a.ChatModel()
+	if err != nil {
+		return nil, err
+	}
+	if model != nil {
+		env.Model, env.ModelID, env.VisionModelID = model, cfg.LLM.Model, cfg.LLM.VisionModel
 	}
 	return env, nil
 }

@@ -117,7 +117,7 @@ func tagCard(ctx context.Context, env *Env, path, lang string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	final := store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
+	final := store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote)
 	if final == nil {
 		final = []string{}
 	}

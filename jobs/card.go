@@ -510,7 +510,11 @@ func (c *Card) setMetadata(fm *store.Frontmatter, meta map[string]any) ([]string
 			if !ok {
 				return nil, fmt.Errorf("%s must be a list of strings", store.TagKey)
 			}
-			v = store.TagLabels(store.NormalizeTags(tags, store.MaxTagsPerNote))
+			norm := store.NormalizeTags(tags, store.MaxTagsPerNote)
+			if norm == nil {
+				norm = []string{} // written as memory_tags: []
+			}
+			v = norm
 		}
 		if v == nil {
 			fm.Delete(k)

@@ -19,7 +19,7 @@ import (
 
 var (
 	// ErrNoModel is returned when a job needs a model and none is configured.
-	ErrNoModel = errors.New("no model configured (set COHERE_API_KEY)")
+	ErrNoModel = errors.New("no model configured (set COHERE_API_KEY or OPENAI_API_KEY, or llm.base_url for a local server)")
 	// ErrInput is wrapped by every problem with a job's parameters (it is
 	// store's, so that importers below jobs report the same way).
 	ErrInput = store.ErrInput

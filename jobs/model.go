@@ -77,7 +77,7 @@ func modelIsDead(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	for _, kind := range []error{llm.ErrUnauthorized, llm.ErrServer, llm.ErrTimeout, llm.ErrRateLimited, context.DeadlineExceeded} {
+	for _, kind := range []error{llm.ErrUnauthorized, llm.ErrServer, llm.ErrTimeout, llm.ErrRateLimited, llm.ErrNoToolCalls, context.DeadlineExceeded} {
 		if errors.Is(err, kind) {
 			return true
 		}

@@ -1041,9 +1041,14 @@ func (j *Journal) Orphans() ([]*Orphan, error) {
 	return out, nil
 }
 
-// removeStaleTemp removes a lock being created by a process that died.
+// removeStaleTemp removes a lock that a process died creating. A young
+// one may be a lock being created right now (opened, not yet locked), so
+// only one older than a minute, on the wall clock, goes.
 func (j *Journal) removeStaleTemp(name string) {
 	p := j.dir("open", name)
+	if fi, err := os.Stat(p); err != nil || time.Since(fi.ModTime()) < time.Minute {
+		return
+	}
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
 		return
