@@ -523,3 +523,29 @@ func dirSize(tb testing.TB, dir, suffix string) int64 {
 	})
 	return n
 }
+
+// A run lock being created (opened, not yet locked) must not be taken for
+// one that a dead process left: only an old one is removed.
+func TestJournalKeepsALockBeingCreated(t *testing.T) {
+	ws := journalWorkspace(t, nil)
+	dir := filepath.Join(ws.Root, "metadata/journal/open")
+	os.MkdirAll(dir, 0o755)
+	young := filepath.Join(dir, ".20260622T100000Z-aaaaaa.tmp")
+	old := filepath.Join(dir, ".20260622T100000Z-bbbbbb.tmp")
+	for _, p := range []string{young, old} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	if _, err := newTestJournal(ws, nil).Orphans(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Error("a lock being created was removed")
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("a lock left by a dead process was kept")
+	}
+}
