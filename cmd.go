@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ const version = "0.1.0"
 
 // Globals are the flags every command takes.
 type Globals struct {
-	Workspace string `short:"w" help:"Workspace folder." env:"REME_WORKSPACE" default:"./.reme" placeholder:"DIR"`
+	Workspace string `short:"w" help:"Workspace folder ($REME_WORKSPACE, else ./.reme)." placeholder:"DIR"`
 	JSON      bool   `help:"Print results as JSON."`
 	Verbose   int    `short:"v" type:"counter" help:"Log more to stderr (-v info, -vv debug)."`
 }
@@ -48,8 +50,9 @@ type cli struct {
 	AutoDream    autoDreamCmd    `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
 	History      historyCmd      `cmd:"" help:"List the changes reme made, run by run."`
 	Undo         undoCmd         `cmd:"" help:"Restore every file a run changed, byte for byte."`
-	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
+	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`
+	Help         helpCmd         `cmd:"" help:"Describe the commands, or one command."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
@@ -61,12 +64,18 @@ type App struct {
 	Globals *Globals
 	Log     *slog.Logger
 	Now     func() time.Time
-	Getenv  func(string) string
+	// Getenv reads the environment, then a .env file of the working
+	// folder or one of its parents (never overriding the environment).
+	Getenv func(string) string
 
-	cfg     *Config
-	ws      *store.Workspace
-	ix      *index.Index
-	command string // the command's name, for the journal's trigger
+	level  slog.Level
+	root   string // the workspace folder, resolved once for config, files and index
+	dotEnv *dotEnv
+	cfg    *Config
+	ws     *store.Workspace
+	ix     *index.Index
+	// command is the command's name, for the journal's trigger
+	command string
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -74,8 +83,8 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// answerError is a failure reported the way ReMe words it: "Error: ..." on
-// stderr.
+// answerError is a mistake in what the caller gave, worded as ReMe words
+// it (without ReMe's "Error: " prefix); like any usage error it exits 2.
 type answerError struct{ msg string }
 
 func (e answerError) Error() string { return e.msg }
@@ -84,8 +93,44 @@ func (e answerError) Error() string { return e.msg }
 type kongExit int
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A Claude Code Stop hook that exits 2 blocks the user's session, so
+	// auto_memory_cc never does; its failures also go to metadata/logs/.
+	hook := isHookCommand(args)
+	given := args // as typed, for the log
+	var hookErr *bytes.Buffer
+	if hook {
+		hookErr = &bytes.Buffer{}
+		stderr = io.MultiWriter(stderr, hookErr)
+	}
 	var c cli
-	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals, Getenv: os.Getenv}
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals}
+	app.dotEnv = loadDotEnv()
+	app.Getenv = app.dotEnv.getenv
+	defer func() {
+		if r := recover(); r != nil {
+			if k, ok := r.(kongExit); ok {
+				code = int(k)
+			} else if hook {
+				fmt.Fprintf(stderr, "reme: internal error: %v\n%s", r, debug.Stack())
+				code = 1
+			} else {
+				panic(r)
+			}
+		}
+		if hook {
+			if code == 2 {
+				code = 1
+			}
+			// a background run's stderr is the log already
+			if code != 0 && !slices.Contains(given, "--background") {
+				root := app.root
+				if root == "" {
+					root = hookWorkspace(given, app.Getenv)
+				}
+				logHookFailure(root, given, hookErr.String(), time.Now())
+			}
+		}
+	}()
 	parser, err := kong.New(&c,
 		kong.Name("reme"),
 		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search.\n\n"+
@@ -100,15 +145,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "reme: %v\n", err)
 		return 1
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if k, ok := r.(kongExit); ok {
-				code = int(k)
-				return
-			}
-			panic(r)
-		}
-	}()
 	args, err = remeArgs(parser.Model, args)
 	if err != nil {
 		return app.fail(err)
@@ -124,6 +160,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	app.command = strings.Fields(kctx.Command() + " ")[0]
 	app.setup()
 	defer app.close()
+	if err := app.resolveWorkspace(); err != nil {
+		return app.fail(err)
+	}
 	return app.fail(kctx.Run())
 }
 
@@ -135,6 +174,7 @@ func (a *App) setup() {
 	case a.Globals.Verbose == 1:
 		level = slog.LevelInfo
 	}
+	a.level = level
 	a.Log = slog.New(&lineHandler{w: a.Stderr, level: level})
 	a.Now = time.Now
 	if v := a.Getenv("REME_NOW"); v != "" {
@@ -143,6 +183,40 @@ func (a *App) setup() {
 			a.Now = func() time.Time { return t }
 		}
 	}
+	if a.dotEnv == nil {
+		a.dotEnv = &dotEnv{lookup: os.LookupEnv}
+	}
+	for _, w := range a.dotEnv.warnings {
+		a.Log.Warn(w)
+	}
+	if a.dotEnv.path != "" {
+		a.Log.Debug("read environment defaults", "file", a.dotEnv.path)
+	}
+}
+
+// resolveWorkspace decides the workspace folder once: the flag, else
+// REME_WORKSPACE, else ./.reme, with ~/ expanded and made absolute. Config,
+// files and index all use this one path.
+func (a *App) resolveWorkspace() error {
+	dir := a.Globals.Workspace
+	if dir == "" {
+		dir = a.Getenv("REME_WORKSPACE")
+	}
+	if dir == "" {
+		dir = "./.reme"
+	}
+	ws, err := store.OpenWorkspace(dir)
+	if err != nil {
+		return usageError{fmt.Errorf("workspace: %w", err)}
+	}
+	a.root = ws.Root
+	return nil
+}
+
+// logTo sends results and logs to w (a background run's log).
+func (a *App) logTo(w io.Writer) {
+	a.Stdout, a.Stderr = w, w
+	a.Log = slog.New(&lineHandler{w: w, level: a.level})
 }
 
 func (a *App) close() {
@@ -163,24 +237,25 @@ func (a *App) fail(err error) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.Stderr, "reme: cancelled")
 		return 130
+	case errors.As(err, &ae):
+		fmt.Fprintf(a.Stderr, "reme: %s\n", ae.msg)
+		fmt.Fprintln(a.Stderr, usageHint)
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(a.Stderr, "reme: %v\n", err)
-		fmt.Fprintln(a.Stderr, "Run \"reme --help\" or \"reme <command> --help\" for usage.")
+		fmt.Fprintln(a.Stderr, usageHint)
 		return 2
-	case errors.As(err, &ae):
-		fmt.Fprintf(a.Stderr, "Error: %s\n", ae.msg)
-		return 1
 	}
 	fmt.Fprintf(a.Stderr, "reme: %v\n", err)
 	return 1
 }
 
-func (a *App) workspaceDir() string { return a.Globals.Workspace }
+const usageHint = `Run "reme --help" or "reme <command> --help" for usage.`
 
 // Config loads the configuration once.
 func (a *App) Config() (*Config, error) {
 	if a.cfg == nil {
-		cfg, err := loadConfig(a.Globals.Workspace, a.Getenv)
+		cfg, err := loadConfig(a.root, a.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +270,7 @@ func (a *App) Workspace(create bool) (*store.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
-	ws, err := store.OpenWorkspace(a.Globals.Workspace)
+	ws, err := store.OpenWorkspace(a.root)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +304,8 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes,
-		Fault: a.crashHook(), Now: a.Now, Trigger: a.trigger()})
+	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
+		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger()})
 	if err != nil {
 		if store.LowOnSpace(ws.Root, 1<<20) {
 			// SQLite says "disk I/O error" when it cannot grow its files
@@ -304,6 +379,18 @@ func (a *App) printJSON(v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"Command to describe."`
+}
+
+func (c *helpCmd) Run(kctx *kong.Context) error {
+	_, err := kctx.Kong.Parse(append(append([]string{}, c.Command...), "--help"))
+	if err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 type versionCmd struct{}

@@ -81,7 +81,7 @@ func (c *maintainCmd) Run(ctx context.Context, app *App) error {
 		return err
 	}
 	if !c.DryRun {
-		if err := checkWritable(app.workspaceDir()); err != nil {
+		if err := checkWritable(app.root); err != nil {
 			return err
 		}
 	}

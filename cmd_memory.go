@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,7 +178,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		return nil, err
 	}
 	if model != nil {
-		env.Model, env.ModelID, env.VisionModelID = model, cfg.LLM.Model, cfg.LLM.VisionModel
+		env.Model, env.ModelID, env.VisionModelID = a.observe(model), cfg.LLM.Model, cfg.LLM.VisionModel
 	}
 	return env, nil
 }
@@ -227,18 +229,36 @@ type autoMemoryCCCmd struct {
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
 	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
+	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
+	// Background marks the detached run a hook starts; it logs with time
+	// stamps to metadata/logs/auto_memory_cc.log.
+	Background bool `hidden:""`
 }
 
 func (autoMemoryCCCmd) Help() string {
 	return `For a Claude Code Stop hook: reads the hook's JSON on stdin (session_id,
-transcript_path), copies the transcript's new entries to
-session/claude_code/<session_id>.jsonl, and updates the session's card of the day
-like auto_memory. User and assistant text are kept, tool calls become one-line
-summaries, thinking and injected reminders are dropped.`
+transcript_path, ...), appends the transcript's new entries to
+session/claude_code/<session_id>.jsonl (durably, before returning), then
+returns at once while a background process updates the session's card of the
+day like auto_memory, holding the session's lock: Stop events that come
+quickly one after another queue behind it, and entries stay pending until a
+run has distilled them (the next Stop retries a run that did not finish). The
+background run writes to metadata/logs/auto_memory_cc.log. --wait distils in
+the foreground instead.
+
+User and assistant text are kept, tool calls become one-line summaries,
+thinking, sidechains and injected reminders are dropped. It never exits 2
+(which Claude Code reads as "keep going"): mistakes exit 1 and are logged too.`
 }
 
 func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
+	if c.Background {
+		app.logTo(&linePrefixer{w: app.Stderr, tag: fmt.Sprintf("[%s pid %d]", c.SessionID, os.Getpid()), now: time.Now})
+	}
 	sid, transcript := c.SessionID, c.TranscriptPath
+	if sid == "" && isTerminal(app.Stdin) {
+		return answerError{"auto_memory_cc reads the Claude Code hook's JSON on stdin; to run it by hand give session_id=ID (and transcript_path=FILE)"}
+	}
 	if sid == "" {
 		in, err := claudecode.ParseHookInput(app.Stdin)
 		if err != nil {
@@ -260,18 +280,89 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 		}
 		transcript = p
 	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err // a broken config shows in the hook at once, not only in the log
+	}
+	req := jobs.AutoMemoryCCRequest{
+		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
+		Language: c.Language, Fallback: c.Fallback,
+		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
+	}
+	if !c.Wait && !c.Background {
+		return c.queue(ctx, app, req)
+	}
 	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := app.Config()
+	res, err := jobs.AutoMemoryCC(ctx, env, req)
+	if c.Background {
+		markUnfinished(env.WS, sid, err != nil)
+	}
+	return app.reportMemory(res, err)
+}
+
+// queue is the Stop hook's fast path: save the new entries, start the
+// background run, return.
+func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, req jobs.AutoMemoryCCRequest) error {
+	ws, err := app.Workspace(true)
 	if err != nil {
 		return err
 	}
-	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
-		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback,
-		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
-	})
-	return app.reportMemory(res, err)
+	// Saving needs no index and no model: the hook opens neither.
+	ap, err := jobs.SaveNewClaudeEntries(ctx, &jobs.Env{WS: ws, Log: app.Log}, req)
+	if err != nil {
+		return app.reportMemory(nil, err)
+	}
+	retry := unfinished(ws, req.SessionID)
+	out := map[string]any{"session_id": req.SessionID, "copy": ap.Path, "new_entries": ap.New, "retry": retry}
+	if ap.New == 0 && !retry {
+		if app.Globals.JSON {
+			return app.printJSON(out)
+		}
+		fmt.Fprintf(app.Stdout, "nothing new in %s\n", ap.Path)
+		return nil
+	}
+	// set before the start, so that a run that never starts is retried too
+	markUnfinished(ws, req.SessionID, true)
+	pid, logPath, err := app.startDistiller(c, req.SessionID, req.TranscriptPath)
+	if err != nil {
+		return fmt.Errorf("start the background run: %w (the entries are saved in %s; the next call distils them, or run with --wait)", err, ap.Path)
+	}
+	if app.Globals.JSON {
+		out["background_pid"], out["log"] = pid, logPath
+		return app.printJSON(out)
+	}
+	what := fmt.Sprintf("saved %d new entries to %s; distilling them", ap.New, ap.Path)
+	if ap.New == 0 {
+		what = fmt.Sprintf("nothing new in %s; distilling what an unfinished run left", ap.Path)
+	}
+	fmt.Fprintf(app.Stdout, "%s in the background (pid %d, log %s)\n", what, pid, logPath)
+	return nil
+}
+
+// unfinishedPath marks a session whose last background run was started and
+// has not succeeded (it failed, was killed, or is still running): the next
+// Stop starts another even when the transcript has nothing new.
+func unfinishedPath(ws *store.Workspace, sid string) string {
+	return ws.MetadataPath("sessions", "claude_code_hook", sid+".unfinished")
+}
+
+func unfinished(ws *store.Workspace, sid string) bool {
+	_, err := os.Stat(unfinishedPath(ws, sid))
+	return err == nil
+}
+
+// markUnfinished sets or clears the mark; it is best effort, as its loss
+// only delays a retry until the next new entry.
+func markUnfinished(ws *store.Workspace, sid string, on bool) {
+	p := unfinishedPath(ws, sid)
+	if !on {
+		_ = os.Remove(p)
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
 }

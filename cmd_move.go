@@ -2,19 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/store"
 )
 
 type moveCmd struct {
-	SrcPath    string `arg:"" name:"src_path" help:"Workspace path of the note to move."`
-	DstPath    string `arg:"" name:"dst_path" help:"New workspace path (with its folder, e.g. daily/2026-06-20/new-name.md)."`
-	Overwrite  bool   `help:"Replace an existing destination."`
-	NoRetarget bool   `name:"no-retarget" help:"Leave inbound links pointing at the old path."`
+	SrcPath   string `arg:"" name:"src_path" help:"Workspace path of the note to move."`
+	DstPath   string `arg:"" name:"dst_path" help:"New workspace path (with its folder, e.g. daily/2026-06-20/new-name.md)."`
+	Overwrite bool   `help:"Replace an existing destination."`
+	Retarget  bool   `default:"true" negatable:"" help:"Rewrite the links to the note (--no-retarget, or ReMe's retarget=false, leaves them pointing at the old path)."`
 }
 
 func (moveCmd) Help() string {
@@ -27,7 +30,10 @@ relative, and links in frontmatter values follow too; embeds, #anchors and
 links that the new name would make ambiguous are lengthened so that they still
 lead where they did; links that were ambiguous already are reported, not changed.
 The files and the index are updated as one step: a move interrupted by a crash is
-finished by the next reme command.`
+finished by the next reme command.
+A note is not moved where search, daily_list and the day page would no longer
+see it (a hidden name such as .draft.md, another suffix than .md, a folder
+other than daily/ and digest/).`
 }
 
 func (c *moveCmd) Run(ctx context.Context, app *App) error {
@@ -35,9 +41,12 @@ func (c *moveCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	res, err := ix.Move(ctx, c.SrcPath, c.DstPath, index.MoveOptions{Overwrite: c.Overwrite, NoRetarget: c.NoRetarget})
+	if err := checkMoveVisible(ix.Workspace(), c.SrcPath, c.DstPath); err != nil {
+		return usageError{err}
+	}
+	res, err := ix.Move(ctx, c.SrcPath, c.DstPath, index.MoveOptions{Overwrite: c.Overwrite, NoRetarget: !c.Retarget})
 	if err != nil {
-		return err
+		return pathArgError(err)
 	}
 	if app.Globals.JSON {
 		return app.printJSON(res)
@@ -73,7 +82,7 @@ func (c *deleteCmd) Run(ctx context.Context, app *App) error {
 	}
 	res, err := ix.Delete(ctx, c.Path, c.Recursive)
 	if err != nil {
-		return err
+		return pathArgError(err)
 	}
 	if app.Globals.JSON {
 		return app.printJSON(res)
@@ -91,6 +100,54 @@ func (c *deleteCmd) Run(ctx context.Context, app *App) error {
 	}
 	writeLinkList(app.Stdout, "ambiguous link(s) may have meant it", res.Inbound.Ambiguous)
 	return nil
+}
+
+// pathArgError makes a path argument that breaks the path rules (or a
+// move onto itself or to a bare name) a usage error, like any other bad
+// argument; what the workspace holds (not found, exists) stays an error.
+func pathArgError(err error) error {
+	for _, e := range []error{store.ErrInvalidPath, store.ErrOutsideWorkspace, index.ErrSamePath, index.ErrNeedsDirectory} {
+		if errors.Is(err, e) {
+			return usageError{err}
+		}
+	}
+	return err
+}
+
+// noteRoots are the folders the index reads notes from.
+var noteRoots = []string{store.DailyDir, store.DigestDir}
+
+// checkMoveVisible refuses to move a note the index sees to a path it
+// would not see: the note would silently vanish from search, daily_list
+// and the day page. Paths that do not validate are left to the move, which
+// reports them.
+func checkMoveVisible(ws *store.Workspace, src, dst string) error {
+	s, err := ws.Rel(src)
+	if err != nil || !store.IsNotePath(s, noteRoots) {
+		return nil
+	}
+	if !strings.Contains(dst, "/") {
+		return nil // a bare name: the move says what it needs
+	}
+	d, err := ws.Rel(dst)
+	if err != nil || store.IsNotePath(d, noteRoots) {
+		return nil
+	}
+	why := ""
+	for _, part := range strings.Split(d, "/") {
+		if strings.HasPrefix(part, ".") {
+			why = fmt.Sprintf("%q starts with a dot, and hidden files and folders are not indexed", part)
+			break
+		}
+	}
+	switch {
+	case why != "":
+	case path.Ext(d) != ".md":
+		why = "only .md files are notes"
+	default:
+		why = "only notes under daily/ and digest/ are indexed"
+	}
+	return fmt.Errorf("not moving %s to %s: %s, so the note would disappear from search, daily_list and the day page", s, d, why)
 }
 
 func sortedKeys(m map[string]int) []string {

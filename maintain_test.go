@@ -205,6 +205,9 @@ func maintainEnv(t *testing.T, root string) (*jobs.Env, jobIndex) {
 		return ""
 	}, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 	app.setup()
+	if err := app.resolveWorkspace(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(app.close)
 	env, err := app.jobEnv(context.Background())
 	if err != nil {

@@ -46,6 +46,9 @@ type Options struct {
 	Roots        []string // note folders; default daily, digest, memory and archive
 	MaxFileBytes int64
 	Workers      int
+	// Progress, when set, receives every sync's progress (a first sync of a
+	// large workspace takes seconds).
+	Progress Progress
 	// Fault, when set, is called at each step of a journaled run; returning
 	// an error stops the run there as if the process had been killed.
 	// Tests only.

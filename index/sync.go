@@ -63,6 +63,9 @@ func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, e
 
 func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncReport, error) {
 	start := time.Now()
+	if progress == nil {
+		progress = ix.opt.Progress
+	}
 	rep := &SyncReport{}
 	var (
 		cached   map[string][]byte

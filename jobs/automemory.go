@@ -526,28 +526,47 @@ type AutoMemoryCCRequest struct {
 }
 
 // SaveClaudeSession copies the new entries of a Claude Code transcript into
-// session/claude_code/<sid>.jsonl under the session's short save lock; it
-// is the first half of AutoMemoryCC, for a hook that must return at once.
+// session/claude_code/<sid>.jsonl (SaveNewClaudeEntries) and returns every
+// entry of the copy: the first half of AutoMemoryCC.
 func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Copy, error) {
+	ap, err := SaveNewClaudeEntries(ctx, env, req)
+	if err != nil {
+		return nil, err
+	}
+	// Read back outside the save lock: a Stop hook saving meanwhile only
+	// appends after what this call saved.
+	cp, err := claudecode.ReadCopy(env.WS, req.SessionID, ap.Size)
+	if err != nil {
+		return nil, err
+	}
+	cp.New, cp.SkippedLines, cp.TornTail = ap.New, ap.SkippedLines, ap.TornTail
+	return cp, nil
+}
+
+// SaveNewClaudeEntries saves what a Claude Code transcript gained since the
+// last call under the session's short save lock, reading only that part of
+// the transcript when the files are as the last call left them
+// (claudecode.Append): all a Stop hook does before it returns.
+func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Appended, error) {
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
 	}
-	var cp *claudecode.Copy
+	var ap *claudecode.Appended
 	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
 		var err error
-		cp, err = claudecode.CopyTranscript(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		ap, err = claudecode.Append(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if cp.SkippedLines > 0 {
-		env.logger().Info("skipped transcript lines that are not JSON", "count", cp.SkippedLines)
+	if ap.SkippedLines > 0 {
+		env.logger().Info("skipped transcript lines that are not JSON", "count", ap.SkippedLines)
 	}
-	if cp.TornTail {
-		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", cp.Path)
+	if ap.TornTail {
+		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", ap.Path)
 	}
-	return cp, nil
+	return ap, nil
 }
 
 // AutoMemoryCC imports the new entries of a Claude Code transcript into
