@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ type cli struct {
 	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
+	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
+	History         historyCmd         `cmd:"" help:"List the changes reme made, run by run."`
+	Undo            undoCmd            `cmd:"" help:"Restore every file a run changed, byte for byte."`
 	Setup           setupCmd           `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
 	MCP             mcpCmd             `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
 	Config          configCmd          `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
@@ -76,6 +81,8 @@ type App struct {
 	// wrapModel, when set, wraps the chat model a job gets (the MCP server
 	// reports each model call as progress).
 	wrapModel func(llm.Client) llm.Client
+	// command is the command's name, for the journal's trigger
+	command string
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -157,6 +164,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return app.fail(err)
 	}
+	app.command = strings.Fields(kctx.Command() + " ")[0]
 	app.setup()
 	defer app.close()
 	if err := app.resolveWorkspace(); err != nil {
@@ -304,8 +312,12 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 		return nil, err
 	}
 	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
-		Progress: a.progress("indexing", "notes")})
+		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger()})
 	if err != nil {
+		if store.LowOnSpace(ws.Root, 1<<20) {
+			// SQLite says "disk I/O error" when it cannot grow its files
+			return nil, fmt.Errorf("%w (the disk holding %s is full: no space left on device)", err, ws.Root)
+		}
 		return nil, err
 	}
 	a.ix = ix
@@ -313,14 +325,17 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 }
 
 // crashHook lets tests kill this process (SIGKILL, no cleanup) at a named
-// step of a move, to prove that the next command finishes it.
+// step of a journaled run ("dst-written"), or at its Nth step ("#3"), to
+// prove that the next command finishes or rolls it back.
 func (a *App) crashHook() func(string) error {
 	at := a.Getenv("REME_CRASH_AT")
 	if at == "" {
 		return nil
 	}
+	n := 0
 	return func(step string) error {
-		if step == at {
+		n++
+		if step == at || at == "#"+strconv.Itoa(n) {
 			p, _ := os.FindProcess(os.Getpid())
 			p.Kill()
 			select {} // the kill is asynchronous; never carry on

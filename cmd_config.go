@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
@@ -32,6 +33,8 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
+	Journal      JournalConfig  `yaml:"journal" json:"journal"`
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
@@ -123,6 +126,8 @@ func defaultConfig() *Config {
 			SessionWait: Duration(10 * time.Minute)},
 		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
+		Journal:  JournalConfig{KeepDays: 90},
 	}
 }
 
@@ -363,6 +368,12 @@ func (c *Config) validate() error {
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
+	}
+	if err := c.Maintain.validate(); err != nil {
+		return err
+	}
+	if c.Journal.KeepDays < 1 {
+		return fmt.Errorf("journal.keep_days must be at least 1")
 	}
 	switch c.LLM.Provider {
 	case "", providerCohere, providerOpenAI:

@@ -55,7 +55,7 @@ func (mcpCmd) Help() string {
 	return `Serves the workspace to agents over the Model Context Protocol: on stdin and
 stdout by default, or over streamable HTTP at http://ADDR/mcp with --http.
 
-Tools: search, read, daily_list, list_tags, move, auto_memory (for hosts
+Tools: search, read, daily_list, list_tags, move, history, auto_memory (for hosts
 without hooks; it reports progress, and a cancelled call stops the work).
 Each tool runs the command of the same name and answers what it prints, with
 the --json value as the structured result; errors carry the command's message.
@@ -273,6 +273,13 @@ type moveInput struct {
 	Retarget  *bool  `json:"retarget,omitempty" jsonschema:"Rewrite the links to the note (default true)."`
 }
 
+type historyInput struct {
+	Since string `json:"since,omitempty" jsonschema:"Only runs since then: a date (2026-06-20), a time (RFC 3339) or a duration back from now (24h, 7d)."`
+	Path  string `json:"path,omitempty" jsonschema:"Only changes to this workspace path (a file, or a folder and everything in it)."`
+	Run   string `json:"run,omitempty" jsonschema:"Only this run."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Show at most this many runs, newest last (0: all)."`
+}
+
 type autoMemoryInput struct {
 	SessionID     string           `json:"session_id" jsonschema:"Conversation id (a file name: no / or ..)."`
 	Messages      []map[string]any `json:"messages" jsonschema:"The conversation: objects with role, content (text or blocks) and optionally name, id, created_at."`
@@ -325,6 +332,12 @@ func (s *mcpServer) addTools() {
 		Description: "Move or rename a note and rewrite every link to it, in one step that survives a crash."},
 		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in moveInput) (*moveAnswer, error) {
 			c := moveCmd{SrcPath: in.SrcPath, DstPath: in.DstPath, Overwrite: in.Overwrite, Retarget: in.Retarget == nil || *in.Retarget}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "history", Title: "List changes", Annotations: readOnly,
+		Description: "List the changes reme made to the workspace, run by run (what undo can restore)."},
+		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in historyInput) (*historyAnswer, error) {
+			c := historyCmd{Since: in.Since, Path: in.Path, RunID: in.Run, Limit: in.Limit}
 			return c.answer(ctx, app)
 		})
 	addTool(s, &mcp.Tool{Name: "auto_memory", Title: "Remember a conversation",

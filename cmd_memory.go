@@ -185,7 +185,8 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
+	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
+		Journal: ix.Journal(), Trigger: a.trigger()}
 	model, err := a.ChatModel()
 	if err != nil {
 		return nil, err
@@ -206,8 +207,8 @@ func (j jobIndex) UpdatePaths(ctx context.Context, paths ...string) error {
 	return j.ix.UpdatePaths(ctx, paths...)
 }
 
-func (j jobIndex) Rename(ctx context.Context, src, dst string) error {
-	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{})
+func (j jobIndex) Rename(ctx context.Context, run *store.Run, src, dst string) error {
+	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{Run: run})
 	return err
 }
 

@@ -21,6 +21,7 @@ type searchCmd struct {
 	StrictDate bool     `name:"strict-date" help:"With a date bound, also leave out undated notes such as digest/."`
 	Tag        []string `help:"Only notes with this tag: memory_tags, tags: or #tag, any case (repeatable: any of them)." placeholder:"TAG"`
 	Path       []string `help:"Only paths starting with this prefix (repeatable)." placeholder:"PREFIX"`
+	Archived   bool     `help:"Also search what maintain archived (archive/)."`
 }
 
 func (c *searchCmd) Help() string {
@@ -61,7 +62,7 @@ func (c *searchCmd) answer(ctx context.Context, app *App) (*searchAnswer, error)
 	if err != nil {
 		return nil, err
 	}
-	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path}
+	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path, Archived: c.Archived}
 	if c.Limit != nil {
 		if *c.Limit <= 0 {
 			return nil, usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}

@@ -122,6 +122,8 @@ func cliError(stderr string) string {
 	return strings.Join(lines, "\n")
 }
 
+var runIDs = regexp.MustCompile(`\d{8}T\d{6}Z-[0-9a-f]{6}`)
+
 // TestMCPToolsAnswerAsTheCLI calls every tool and the command of the same
 // name with the same arguments: the tool's text is what the command
 // prints, its structured result is what --json prints, and its errors
@@ -170,6 +172,8 @@ func TestMCPToolsAnswerAsTheCLI(t *testing.T) {
 			[]string{"move", "daily/2026-06-22/api-rate-limit-design.md", "notes/x.md"}, ""},
 		{"auto_memory", map[string]any{"session_id": "staging", "messages": json.RawMessage(conv), "fallback": "extractive"},
 			[]string{"auto_memory", "session_id=staging", "messages=" + conv, "fallback=extractive"}, ""},
+		{"history", map[string]any{}, []string{"history"}, "runs"},
+		{"history", map[string]any{"since": "yesterday"}, []string{"history", "--since", "yesterday"}, ""},
 		{"auto_memory", map[string]any{"session_id": "../x", "messages": json.RawMessage(conv)},
 			[]string{"auto_memory", "session_id=../x", "messages=" + conv}, ""},
 		{"auto_memory", map[string]any{"session_id": "bad-date", "messages": json.RawMessage(conv), "date": "2026-6-1"},
@@ -193,25 +197,34 @@ func TestMCPToolsAnswerAsTheCLI(t *testing.T) {
 			t.Errorf("%s: tool failed: %s (CLI printed %q)", name, resultText(res), stdout)
 			continue
 		}
-		if got := resultText(res); got != stdout {
+		got := resultText(res)
+		if c.tool == "history" {
+			// run ids are random, and the journal names the trigger
+			got, stdout = runIDs.ReplaceAllString(strings.ReplaceAll(got, "  mcp  ", "  cli  "), "RUN"), runIDs.ReplaceAllString(stdout, "RUN")
+		}
+		if got != stdout {
 			t.Errorf("%s: tool text differs from the CLI's output:\n%s", name, cmp.Diff(stdout, got))
 		}
 		jsonOut, stderr, code := runCLIJSON(t, cliRoot, c.tool, c.cli)
 		if code != 0 {
 			t.Fatalf("%s --json: %d %s", name, code, stderr)
 		}
-		var want, got any
+		var want, gotJSON any
+		b, _ := json.Marshal(res.StructuredContent)
+		if c.tool == "history" {
+			jsonOut = runIDs.ReplaceAllString(jsonOut, "RUN")
+			b = runIDs.ReplaceAll(bytes.ReplaceAll(b, []byte(`"trigger":"mcp"`), []byte(`"trigger":"cli"`)), []byte("RUN"))
+		}
 		if err := json.Unmarshal([]byte(jsonOut), &want); err != nil {
 			t.Fatalf("%s --json: %v", name, err)
 		}
 		if c.wrap != "" {
 			want = map[string]any{c.wrap: want}
 		}
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, &got); err != nil {
+		if err := json.Unmarshal(b, &gotJSON); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, gotJSON); diff != "" {
 			t.Errorf("%s: structured result differs from --json (-cli +tool):\n%s", name, diff)
 		}
 	}
@@ -251,7 +264,7 @@ func TestMCPListsToolsAndResources(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"auto_memory", "daily_list", "list_tags", "move", "read", "search"}
+	want := []string{"auto_memory", "daily_list", "history", "list_tags", "move", "read", "search"}
 	for _, w := range want {
 		if !slices.Contains(names, w) {
 			t.Errorf("tools %v lack %s", names, w)
@@ -683,7 +696,7 @@ func FuzzMCPToolArguments(f *testing.F) {
 	f.Setenv("OPENAI_API_KEY", "")
 	root := copyWorkspace(f)
 	cs, stderr := mcpInProcess(f, root, nil)
-	tools := []string{"search", "read", "daily_list", "list_tags", "move", "auto_memory"}
+	tools := []string{"search", "read", "daily_list", "list_tags", "move", "history", "auto_memory"}
 	for i, seed := range []string{
 		`{"query":"rate limit","limit":2}`, `{"path":"daily/2026-06-20.md","start_line":-3,"end_line":99999999999}`,
 		`{"date":"2026-06-20"}`, `{"page":-1,"page_size":1e9,"order_by":"tag"}`,

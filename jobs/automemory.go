@@ -294,8 +294,27 @@ func findCard(env *Env, sid, date, sourceLink string) (string, error) {
 	return "", nil
 }
 
-func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) error {
+func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) (err error) {
 	log := env.logger()
+	command := "auto_memory"
+	if job.kind == "claude_code" {
+		command = "auto_memory_cc"
+	}
+	promptLang := job.language
+	if promptLang == "" {
+		promptLang = env.Language
+	}
+	if promptLang != "zh" {
+		promptLang = "en"
+	}
+	if err := env.beginRun(command, "auto_memory."+promptLang); err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := env.endRun(err); err == nil {
+			err = eerr
+		}
+	}()
 	link := store.LinkTo(job.sourceFile)
 	existing, err := findCard(env, job.sessionID, job.date, link)
 	if err != nil {
@@ -385,6 +404,11 @@ func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) 
 			p := card.Path()
 			res.Path = &p
 		}
+		// the run ends before the messages count as distilled: a crash in
+		// between leaves them pending, never distilled without their card
+		if err := env.endRun(nil); err != nil {
+			return err
+		}
 		job.state.distilled(job.pending.keys, job.date, "")
 		return writeSessionState(env, job.kind, job.sessionID, job.state)
 	}
@@ -395,6 +419,9 @@ func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) 
 	res.Path, res.Created, res.Modified, res.Index = &fin.Path, fin.Created, fin.Modified, fin.Index
 	if res.Modified {
 		res.AutoTag = AutoTag(ctx, env, fin.Path, lang)
+	}
+	if err := env.endRun(nil); err != nil {
+		return err
 	}
 	job.state.distilled(job.pending.keys, job.date, fin.Path)
 	if err := writeSessionState(env, job.kind, job.sessionID, job.state); err != nil {

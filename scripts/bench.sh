@@ -93,3 +93,19 @@ echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]
 go test -run '^$' -bench 'PrepareJPEG4000x3000$' -benchmem -count 5 ./vision/ | awk '/^Benchmark/ {print $3/1e6}' | sort -n |
   awk '{a[NR]=$1} END {printf "vision: prepare 4000x3000 JPEG      median %.0f ms  (min %.0f, max %.0f, %d runs)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
 VISION_PEAK_RSS=1 go test -run TestPeakRSS -v ./vision | sed -n 's/.*peak RSS .* after reading the file, \(.*\) after Prepare/vision: prepare peak RSS               \1/p'
+
+# maintain without a model: N cards and 1,000 long-term entries (a few
+# duplicated, renamed, expired or past due), on a workspace of its own
+mws="$dir/mws"
+go run ./scripts/gencorpus -n "$N" -entries 1000 -out "$mws" 2>/dev/null
+"$reme" -w "$mws" reindex > /dev/null 2>&1
+cp -a "$mws" "$dir/mws.orig"
+"$run" -name "maintain --dry-run ($N cards, 1000 entries)" -n "$RUNS" -- "$reme" -w "$mws" maintain --dry-run
+"$run" -name "maintain, first run (20 archives)" -n 5 -before "rm -rf '$dir/mws.run'; cp -a '$dir/mws.orig' '$dir/mws.run'" \
+  -- "$reme" -w "$dir/mws.run" maintain
+for _ in 1 2 3 4 5; do "$reme" -w "$mws" maintain > /dev/null; done # until nothing is pending
+"$run" -name "maintain, nothing to do" -n "$RUNS" -- "$reme" -w "$mws" maintain
+
+# the change journal: bytes and time per 1,000 changes of 2 KB notes
+go test -run '^$' -bench 'Journal1000Changes$' -benchtime 1x ./store/ |
+  awk '/^Benchmark/ {printf "journal: 1000 changes of 2 KB notes  %s KB of lines, %s KB of preimages, %s µs per change\n", $5, $7, $9}'
