@@ -18,6 +18,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -33,26 +34,29 @@ type Globals struct {
 type cli struct {
 	Globals
 
-	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
-	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
-	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
-	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
-	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
-	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
-	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
-	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
-	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
-	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
-	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
-	Maintain     maintainCmd     `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
-	AutoDream    autoDreamCmd    `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
-	History      historyCmd      `cmd:"" help:"List the changes reme made, run by run."`
-	Undo         undoCmd         `cmd:"" help:"Restore every file a run changed, byte for byte."`
-	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
-	Version      versionCmd      `cmd:"" help:"Print the version."`
-	Help         helpCmd         `cmd:"" help:"Describe the commands, or one command."`
+	AutoMemory      autoMemoryCmd      `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
+	AutoMemoryCC    autoMemoryCCCmd    `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
+	AutoMemoryCodex autoMemoryCodexCmd `cmd:"" name:"auto_memory_codex" aliases:"auto-memory-codex" help:"Turn a Codex CLI session into the day's memory card (Stop hook)."`
+	AutoResource    autoResourceCmd    `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch           watchCmd           `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
+	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read            readCmd            `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList       dailyListCmd       `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex    dailyReindexCmd    `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags        listTagsCmd        `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
+	Move            moveCmd            `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
+	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
+	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
+	History         historyCmd         `cmd:"" help:"List the changes reme made, run by run."`
+	Undo            undoCmd            `cmd:"" help:"Restore every file a run changed, byte for byte."`
+	Setup           setupCmd           `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
+	MCP             mcpCmd             `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
+	Config          configCmd          `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
+	Version         versionCmd         `cmd:"" help:"Print the version."`
+	Help            helpCmd            `cmd:"" help:"Describe the commands, or one command."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
@@ -74,6 +78,9 @@ type App struct {
 	cfg    *Config
 	ws     *store.Workspace
 	ix     *index.Index
+	// wrapModel, when set, wraps the chat model a job gets (the MCP server
+	// reports each model call as progress).
+	wrapModel func(llm.Client) llm.Client
 	// command is the command's name, for the journal's trigger
 	command string
 }
@@ -372,6 +379,26 @@ func (a *App) Today() (string, error) {
 		return "", err
 	}
 	return a.Now().In(loc).Format(time.DateOnly), nil
+}
+
+// answer is what a command found or did: the text it prints, and the value
+// that --json prints. The CLI prints it and the MCP server returns it, so
+// both faces run the same code.
+type answer interface {
+	text() string
+	jsonValue() any
+}
+
+// emit prints a command's answer, or passes its error on.
+func (a *App) emit(ans answer, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.Globals.JSON {
+		return a.printJSON(ans.jsonValue())
+	}
+	_, err = io.WriteString(a.Stdout, ans.text())
+	return err
 }
 
 func (a *App) printJSON(v any) error {

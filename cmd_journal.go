@@ -32,31 +32,80 @@ type historyRun struct {
 }
 
 func (c *historyCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// historyAnswer is the runs history lists.
+type historyAnswer struct {
+	Runs []historyRun `json:"runs"`
+	loc  *time.Location
+}
+
+func (h *historyAnswer) jsonValue() any { return h.Runs }
+
+func (h *historyAnswer) text() string {
+	if len(h.Runs) == 0 {
+		return "No changes journaled.\n"
+	}
+	loc := h.loc
+	var b strings.Builder
+	for _, h := range h.Runs {
+		line := fmt.Sprintf("%s  %s  %s  %s  %s  %d change(s)", h.ID, h.Time.In(loc).Format("2006-01-02 15:04:05"),
+			h.Command, h.Trigger, h.Status, len(h.Changes))
+		if h.Undoes != "" {
+			line += "  undoes " + h.Undoes
+		}
+		if h.Model != "" {
+			line += "  model " + h.Model
+		}
+		if h.Skipped > 0 {
+			line += fmt.Sprintf("  (%d unreadable line(s))", h.Skipped)
+		}
+		b.WriteString(line + "\n")
+		if h.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", h.Error)
+		}
+		for _, e := range h.Shown {
+			target := e.Path
+			if e.From != "" {
+				target = e.From + " → " + e.Path
+			}
+			l := fmt.Sprintf("  %-7s %s", e.Action, target)
+			if e.Reason != "" {
+				l += "  (" + e.Reason + ")"
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func (c *historyCmd) answer(ctx context.Context, app *App) (*historyAnswer, error) {
 	ix, err := app.Index(ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var since time.Time
 	if c.Since != "" {
 		if since, err = app.parseSince(c.Since); err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 	}
 	var prefix string
 	if c.Path != "" {
 		if prefix, err = ix.Workspace().Rel(c.Path); err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 	}
 	var runs []*store.RunSummary
 	if c.RunID != "" {
 		s, err := ix.Journal().FindRun(c.RunID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		runs = []*store.RunSummary{s}
 	} else if runs, err = ix.Journal().Runs(); err != nil {
-		return err
+		return nil, err
 	}
 	var out []historyRun
 	for _, s := range runs {
@@ -83,46 +132,10 @@ func (c *historyCmd) Run(ctx context.Context, app *App) error {
 	if c.Limit > 0 && len(out) > c.Limit {
 		out = out[len(out)-c.Limit:]
 	}
-	if app.Globals.JSON {
-		if out == nil {
-			out = []historyRun{}
-		}
-		return app.printJSON(out)
+	if out == nil {
+		out = []historyRun{}
 	}
-	if len(out) == 0 {
-		fmt.Fprintln(app.Stdout, "No changes journaled.")
-		return nil
-	}
-	loc := app.location()
-	for _, h := range out {
-		line := fmt.Sprintf("%s  %s  %s  %s  %s  %d change(s)", h.ID, h.Time.In(loc).Format("2006-01-02 15:04:05"),
-			h.Command, h.Trigger, h.Status, len(h.Changes))
-		if h.Undoes != "" {
-			line += "  undoes " + h.Undoes
-		}
-		if h.Model != "" {
-			line += "  model " + h.Model
-		}
-		if h.Skipped > 0 {
-			line += fmt.Sprintf("  (%d unreadable line(s))", h.Skipped)
-		}
-		fmt.Fprintln(app.Stdout, line)
-		if h.Error != "" {
-			fmt.Fprintf(app.Stdout, "  error: %s\n", h.Error)
-		}
-		for _, e := range h.Shown {
-			target := e.Path
-			if e.From != "" {
-				target = e.From + " → " + e.Path
-			}
-			l := fmt.Sprintf("  %-7s %s", e.Action, target)
-			if e.Reason != "" {
-				l += "  (" + e.Reason + ")"
-			}
-			fmt.Fprintln(app.Stdout, l)
-		}
-	}
-	return nil
+	return &historyAnswer{Runs: out, loc: app.location()}, nil
 }
 
 func underPath(p, prefix string) bool {

@@ -19,6 +19,8 @@ ws="$dir/ws"
 
 echo "# reme $("$reme" version | cut -d' ' -f2-), $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%d)"
 echo "binary (CGO_ENABLED=0)              $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
+CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dir/reme-stripped" .
+echo "binary (CGO_ENABLED=0, -s -w)       $(($(stat -c %s "$dir/reme-stripped") / 1024 / 1024)) MB"
 go run ./scripts/gencorpus -n "$N" -out "$ws" 2>/dev/null
 echo "corpus                             $N cards, $(du -sm "$ws/daily" | cut -f1) MB"
 
@@ -28,6 +30,11 @@ queries=("what did we decide about the login flow" "deploy rollback canary" "登
 for q in "${queries[@]}"; do
   "$run" -name "search: $q" -n "$RUNS" -- "$reme" -w "$ws" search "$q"
 done
+
+# the same queries through reme mcp: one server process, round trips of the
+# official Go SDK's client (nothing changed between calls)
+go build -o "$dir/mcpbench" ./scripts/mcpbench
+"$dir/mcpbench" -reme "$reme" -w "$ws" -n $((RUNS * 20)) "${queries[@]}"
 
 # one card changed before each search (a different line appended each time)
 card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
