@@ -34,6 +34,8 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
+	Journal      JournalConfig  `yaml:"journal" json:"journal"`
 	Memory       LongTermConfig `yaml:"memory" json:"memory"`
 
 	file    string            // the config.yaml read, or ""
@@ -148,6 +150,8 @@ func defaultConfig() *Config {
 			SessionWait: Duration(10 * time.Minute)},
 		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
+		Journal:  JournalConfig{KeepDays: 90},
 		Memory: LongTermConfig{Extract: true, MaxEntryBytes: jobs.DefaultMaxEntryBytes,
 			IndexMaxLines: store.DefaultMemoryIndexLines, IndexMaxBytes: store.DefaultMemoryIndexBytes,
 			VerifyAfterDays: jobs.DefaultVerifyAfterDays, ContextBudget: jobs.DefaultContextBudget,
@@ -415,6 +419,12 @@ func (c *Config) validate() error {
 	}
 	if m.PickTimeout <= 0 {
 		return fmt.Errorf("memory.pick_timeout must be a positive duration")
+	}
+	if err := c.Maintain.validate(); err != nil {
+		return err
+	}
+	if c.Journal.KeepDays < 1 {
+		return fmt.Errorf("journal.keep_days must be at least 1")
 	}
 	switch c.LLM.Provider {
 	case "", providerCohere, providerOpenAI:

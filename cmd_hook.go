@@ -27,9 +27,10 @@ const (
 	hookLogMax = 4 << 20
 )
 
-// hookCommand reports whether args run a Claude Code hook, so that even a
-// bad flag does not exit 2, and names the hook's log: auto_memory_cc (also
-// ReMe's --auto_memory_cc form), or reme context --format claude-code.
+// hookCommand reports whether args run an agent's hook, so that even a
+// bad flag does not exit 2, and names the hook's log: auto_memory_cc and
+// auto_memory_codex (also ReMe's --auto_memory_cc form), or reme context
+// --format claude-code.
 func hookCommand(args []string) (logName string, ok bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -38,7 +39,7 @@ func hookCommand(args []string) (logName string, ok bool) {
 			continue
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "auto_memory_cc", "auto-memory-cc":
+		case "auto_memory_cc", "auto-memory-cc", "auto_memory_codex", "auto-memory-codex":
 			return hookLogName, true
 		case "context":
 			if isClaudeCodeFormat(args[i+1:]) {
@@ -134,7 +135,7 @@ func logHookFailure(root, name string, args []string, stderr string, now time.Ti
 // startDistiller starts `reme auto_memory_cc --background` for a session in
 // a process of its own session group, with its output going to the log, and
 // returns without waiting for it.
-func (a *App) startDistiller(c *autoMemoryCCCmd, sid, transcript string) (pid int, logPath string, err error) {
+func (a *App) startDistiller(command string, c *autoMemoryCCCmd, sid, transcript string) (pid int, logPath string, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, "", err
@@ -142,7 +143,7 @@ func (a *App) startDistiller(c *autoMemoryCCCmd, sid, transcript string) (pid in
 	if transcript, err = filepath.Abs(transcript); err != nil {
 		return 0, "", err
 	}
-	args := []string{"-w", a.root, "-v", "auto_memory_cc", "--background", "--session-id", sid, "--transcript-path", transcript}
+	args := []string{"-w", a.root, "-v", command, "--background", "--session-id", sid, "--transcript-path", transcript}
 	if a.Globals.Verbose > 1 {
 		args[2] = "-vv"
 	}

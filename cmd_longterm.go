@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/store"
 )
@@ -15,8 +16,9 @@ import (
 // The memory tools as commands: memory_search, memory_get, memory_write,
 // memory_delete. They run the same code as the tools a model gets.
 
-// memorySession opens the memory tools for a person at the command line.
-func (a *App) memorySession(ctx context.Context, create bool) (*jobs.Memory, error) {
+// memorySession opens the memory tools for a person at the command line;
+// one that changes memory is refused on a read-only workspace.
+func (a *App) memorySession(ctx context.Context, create, writes bool) (*jobs.Memory, error) {
 	if !create {
 		if _, err := a.Workspace(false); err != nil {
 			return nil, err
@@ -25,6 +27,11 @@ func (a *App) memorySession(ctx context.Context, create bool) (*jobs.Memory, err
 	env, err := a.jobEnv(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if writes {
+		if ro := a.ix.ReadOnly(); ro != nil {
+			return nil, fmt.Errorf("%w: %v", index.ErrReadOnly, ro)
+		}
 	}
 	return jobs.NewMemory(env, jobs.MemorySessionOptions{}), nil
 }
@@ -56,7 +63,7 @@ func (c *memorySearchCmd) Run(ctx context.Context, app *App) error {
 	if c.Limit <= 0 {
 		return usageError{fmt.Errorf("--limit must be greater than 0, not %d", c.Limit)}
 	}
-	m, err := app.memorySession(ctx, false)
+	m, err := app.memorySession(ctx, false, false)
 	if err != nil {
 		return err
 	}
@@ -104,7 +111,7 @@ func (c *memoryGetCmd) Run(ctx context.Context, app *App) error {
 	if c.Path == "" && c.Name == "" {
 		return answerError{"give the entry's path or --name"}
 	}
-	m, err := app.memorySession(ctx, false)
+	m, err := app.memorySession(ctx, false, false)
 	if err != nil {
 		return err
 	}
@@ -157,7 +164,7 @@ func (c *memoryWriteCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	m, err := app.memorySession(ctx, true)
+	m, err := app.memorySession(ctx, true, true)
 	if err != nil {
 		return err
 	}
@@ -236,7 +243,7 @@ func (c *memoryDeleteCmd) Run(ctx context.Context, app *App) error {
 	if c.Path == "" && c.Name == "" {
 		return answerError{"give the entry's path or --name"}
 	}
-	m, err := app.memorySession(ctx, false)
+	m, err := app.memorySession(ctx, false, true)
 	if err != nil {
 		return err
 	}

@@ -345,7 +345,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	if !strings.Contains(stderr, "\rreme: waiting for command-a-03-2025 (0s)") || !strings.Contains(stderr, "\r\033[K") {
 		t.Errorf("no waiting line: %q", stderr)
 	}
-	if !regexp.MustCompile(`reme: info: model call model=command-a-03-2025 duration=\d+ms`).MatchString(stderr) {
+	if !regexp.MustCompile(`reme: info: model call model=command-a-03-2025 duration=[0-9.]+(µs|ms|s) `).MatchString(stderr) {
 		t.Errorf("no model call line with -v: %q", stderr)
 	}
 }

@@ -38,6 +38,7 @@ type SearchOptions struct {
 	StrictDate   bool // exclude undated notes (digest) when a date bound is set
 	Tags         []string
 	PathPrefixes []string
+	Archived     bool // include notes under archive/ (left out by default)
 	// Types narrows the search to store.SearchTypes (entry types, entry,
 	// profile, memory_index, card, digest); none searches every note but
 	// MEMORY.md.
@@ -127,6 +128,16 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 			return nil, err
 		}
 		limit += n
+	}
+	if !opt.Archived {
+		has, err := ix.hasArchived(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if has {
+			where = append(where, `n.path NOT LIKE ? ESCAPE '\'`)
+			args = append(args, likePrefix(ArchiveDir+"/"))
+		}
 	}
 	if len(opt.Tags) > 0 {
 		tags := store.NormalizeTags(opt.Tags, 0)

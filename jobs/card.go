@@ -24,8 +24,9 @@ import (
 // A Card is one markdown card in the life a job gives it: opened (an
 // existing card, or a new one that does not exist yet), offered to the
 // model through tools confined to it, and finished. Every byte a job writes
-// to a card goes through put, create, rename or remove below: that is the
-// one place where a write can be checked, journaled or undone.
+// to a card goes through put, create, rename or remove below, and each of
+// them writes through the job's journal run (journal.go), so that a crash
+// is rolled back and `reme undo` reverses a run.
 //
 // Keys the system owns (provenance, status, …) are never the model's: what
 // the model sends for them is replaced by the system's value or ignored,
@@ -275,11 +276,32 @@ func (c *Card) put(n *store.Note) error {
 		return err
 	}
 	n.Path = c.path
-	if err := c.env.WS.WriteNote(n); err != nil {
+	b, err := n.Bytes()
+	if err != nil {
+		return err
+	}
+	run, err := c.env.journalRun()
+	if err != nil {
+		return err
+	}
+	if err := run.WriteFile(c.path, b, c.why("updated")); err != nil {
 		return err
 	}
 	c.wrote = true
 	return nil
+}
+
+// why explains a change to the card in the journal.
+func (c *Card) why(what string) store.Why {
+	kind := c.spec.Kind
+	switch kind {
+	case "":
+		kind = "card"
+	case "entry", "profile":
+	default:
+		kind += " card"
+	}
+	return store.Why{Reason: kind + " " + what}
 }
 
 // applySystem sets the system's keys; an unchanged key keeps its bytes.
@@ -331,7 +353,11 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		if err != nil {
 			return err
 		}
-		return c.env.WS.CreateFile(p, b)
+		run, err := c.env.journalRun()
+		if err != nil {
+			return err
+		}
+		return run.CreateFile(p, b, c.why("created"))
 	})
 	if err != nil {
 		return "", err
@@ -611,7 +637,11 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 			if p == old {
 				return nil
 			}
-			return c.env.Index.Rename(ctx, old, p)
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			return c.env.Index.Rename(ctx, run, old, p)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("rename %s: %w", old, err)
@@ -645,12 +675,17 @@ func systemInPlace(fm *store.Frontmatter, system []KeyValue) bool {
 }
 
 // Trash moves the card to the same path under archive/ (with -2, -3 …
-// when that is taken), retargeting the links to it, and brings the
-// indexes up to date; a move back, or the journal's undo, restores it.
+// when that is taken) through the journal, retargeting the links to it,
+// and brings the indexes up to date; reme undo, or a move back, restores
+// it.
 func (c *Card) Trash(ctx context.Context) (string, error) {
 	old := c.path
 	var dst string
-	err := c.env.Index.Locked(ctx, func() error {
+	run, err := c.env.journalRun()
+	if err != nil {
+		return "", err
+	}
+	err = c.env.Index.Locked(ctx, func() error {
 		base := store.ArchiveDir + "/" + strings.TrimSuffix(old, ".md")
 		for i := 1; i < 100; i++ {
 			p := base + ".md"
@@ -660,7 +695,7 @@ func (c *Card) Trash(ctx context.Context) (string, error) {
 			if c.env.WS.Exists(p) {
 				continue
 			}
-			if err := c.env.Index.Rename(ctx, old, p); err != nil {
+			if err := c.env.Index.Rename(ctx, run, old, p); err != nil {
 				return fmt.Errorf("move %s to %s: %w", old, p, err)
 			}
 			dst = p
@@ -681,7 +716,11 @@ func (c *Card) Trash(ctx context.Context) (string, error) {
 
 // Remove deletes the card and brings the indexes up to date.
 func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
-	if err := c.env.WS.Remove(c.path); err != nil && !errors.Is(err, store.ErrNotFound) {
+	run, err := c.env.journalRun()
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Remove(c.path, c.why("removed")); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	return c.index(ctx)
@@ -700,14 +739,22 @@ func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 		touched := []string{c.path}
 		if date != "" {
 			var err error
-			if idx, err = c.env.WS.RefreshDayIndex(date); err != nil {
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			if idx, err = run.RefreshDayIndex(date); err != nil {
 				return err
 			}
 			touched = append(touched, idx.Path)
 		}
 		if store.IsEntryPath(c.path) {
 			// an entry's listing page is MEMORY.md
-			if _, err := c.env.WS.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			if _, err := run.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
 				return err
 			}
 			touched = append(touched, store.MemoryIndexPath)

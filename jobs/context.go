@@ -504,7 +504,7 @@ func entryBlocks(ctx context.Context, env *Env, req ContextRequest, shown map[st
 		n := store.ParseNote(p, raw)
 		info := store.EntryInfoOf(n)
 		item := ContextItem{Kind: "entry", Path: p, Name: effectiveName(info)}
-		hash := sha256Hex(raw)
+		hash := store.Sum(raw)
 		switch {
 		case shown[p] == hash:
 			item.Reason = reasonShown

@@ -37,10 +37,28 @@ func runLongTerm(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResu
 	if !env.Memory.Extract || ctx.Err() != nil {
 		return
 	}
+	// messages the card pass just skipped as not worth a card (small
+	// talk) hold nothing for long-term memory either: they count as gone
+	// through the pass without a model call
+	skipped := map[string]bool{}
+	if res.Skipped != "" && len(job.pending.keys) > 0 && res.Skipped != "no new messages" {
+		for _, k := range job.pending.keys {
+			skipped[k] = true
+		}
+	}
 	var pending messageSet
 	for i, m := range job.day.msgs {
-		if !job.state.Extracted[job.day.keys[i]] {
-			pending.add(m, job.day.keys[i])
+		if k := job.day.keys[i]; !job.state.Extracted[k] && !skipped[k] {
+			pending.add(m, k)
+		}
+	}
+	if len(skipped) > 0 {
+		job.state.extracted(job.pending.keys)
+		if len(pending.msgs) == 0 {
+			if err := writeSessionState(env, job.kind, job.sessionID, job.state); err != nil {
+				env.logger().Warn("could not record the messages of the long-term pass", "err", err)
+			}
+			return
 		}
 	}
 	if len(pending.msgs) == 0 {
@@ -54,30 +72,38 @@ func runLongTerm(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResu
 	if lang == "" {
 		lang = env.Language
 	}
-	mem := NewMemory(env, MemorySessionOptions{Agent: true, Source: source})
+	promptLang := lang
+	if promptLang != "zh" {
+		promptLang = "en"
+	}
+	command := "auto_memory"
+	if job.kind == "claude_code" {
+		command = "auto_memory_cc"
+	}
+	// the pass's writes are one journal run (the card's has ended), begun
+	// at its first write: undone apart from the card, and none when
+	// nothing is written
+	mem := NewMemory(env, MemorySessionOptions{Agent: true, Source: source, Prompt: "long_term." + promptLang, Run: command})
 	out := &LongTermResult{Messages: len(pending.msgs), Changes: []MemoryChange{}}
 	res.LongTerm = out
-	fail := func(err error) {
-		out.Error = err.Error()
-		out.Changes = append(out.Changes, mem.Changes...)
-		res.Warnings = append(res.Warnings, fmt.Sprintf("long-term pass failed (%v); its messages stay pending for the next call", err))
-	}
-	extract := env.Model == nil
-	if env.Model != nil {
-		out.Distiller = env.ModelID
-		answer, err := runLongTermAgent(ctx, env, pending, mem, source, lang)
-		out.Answer = answer
-		switch {
-		case err == nil:
-		case job.fallback == FallbackExtractive && ctx.Err() == nil:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("long-term pass: model failed (%v); only explicit requests to remember were taken", err))
-			extract = true
-		default:
-			fail(err)
-			return
+	err := func() error {
+		extract := env.Model == nil
+		if env.Model != nil {
+			out.Distiller = env.ModelID
+			answer, err := runLongTermAgent(ctx, env, pending, mem, source, lang)
+			out.Answer = answer
+			switch {
+			case err == nil:
+			case job.fallback == FallbackExtractive && ctx.Err() == nil:
+				res.Warnings = append(res.Warnings, fmt.Sprintf("long-term pass: model failed (%v); only explicit requests to remember were taken", err))
+				extract = true
+			default:
+				return err
+			}
 		}
-	}
-	if extract {
+		if !extract {
+			return nil
+		}
 		out.Distiller = "extractive"
 		for _, r := range extractive.Requests(pending.msgs, env.Today()) {
 			_, err := mem.Write(ctx, MemoryWriteRequest{Type: r.Type, Name: r.Name, Description: r.Description, Content: r.Content, Due: r.Due})
@@ -87,10 +113,19 @@ func runLongTerm(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResu
 				continue
 			}
 			if err != nil {
-				fail(err)
-				return
+				return err
 			}
 		}
+		return nil
+	}()
+	if eerr := env.endRun(err); err == nil {
+		err = eerr
+	}
+	if err != nil {
+		out.Error = err.Error()
+		out.Changes = append(out.Changes, mem.Changes...)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("long-term pass failed (%v); its messages stay pending for the next call", err))
+		return
 	}
 	out.Changes = append(out.Changes, mem.Changes...)
 	job.state.extracted(pending.keys)

@@ -210,3 +210,23 @@ func TestLongTermToolsAreConfined(t *testing.T) {
 		t.Errorf("%+v", res.LongTerm)
 	}
 }
+
+// TestLongTermPassSkipsWhatTheCardSkipped: small talk the card pass skipped
+// costs the long-term pass no model call, and is not offered to it again.
+func TestLongTermPassSkipsWhatTheCardSkipped(t *testing.T) {
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("skip", map[string]string{"reason": "Only greetings."})),
+		llmtest.TextReply("Nothing recorded."),
+	)
+	env, _ := newEnv(t, model)
+	env.Memory.Extract = true
+	conv := []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi!"}]`)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: conv})
+	if err != nil || res.Skipped != "Only greetings." || res.LongTerm != nil {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: conv})
+	if err != nil || res.Skipped != "no new messages" || res.LongTerm != nil || len(model.Requests()) != 2 {
+		t.Fatalf("repeat: %+v %v, %d model calls", res, err, len(model.Requests()))
+	}
+}

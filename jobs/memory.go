@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +66,13 @@ type MemorySessionOptions struct {
 	// Source, when set, is the source of every entry written (a wikilink to
 	// the card or session the model read); a request's own is ignored.
 	Source string
+	// Prompt names the prompt set of a model's session, for the journal.
+	Prompt string
+	// Run, when set, makes the session's writes one journal run of this
+	// command, begun at the first write and ended by the caller
+	// (Env.endRun); otherwise each write is a run of its own, unless the
+	// caller's run is open.
+	Run string
 }
 
 // Memory is one session of the memory tools. It remembers the version of
@@ -156,11 +161,6 @@ type MemoryDeleteResult struct {
 	Path  string                   `json:"path"`
 	Trash string                   `json:"trash"`
 	Index *store.MemoryIndexResult `json:"index,omitempty"`
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 // whyLine and howLine find the two lines a feedback entry must have
@@ -262,6 +262,20 @@ func (m *Memory) locate(entries []store.EntryInfo, ref MemoryRef) (store.EntryIn
 	return store.EntryInfo{}, false, inputErr("%d entries are named %q (%s); give the path of the one you mean", len(found), name, paths(found))
 }
 
+// inRun journals fn's writes: in the session's shared run (begun now if
+// need be), in the open run, or in a run of its own named command.
+func (m *Memory) inRun(command string, fn func() error) error {
+	if m.opt.Run == "" {
+		return m.env.withRun(command, m.opt.Prompt, fn)
+	}
+	if m.env.Run() == nil {
+		if err := m.env.beginRun(m.opt.Run, m.opt.Prompt); err != nil {
+			return err
+		}
+	}
+	return fn()
+}
+
 // Get returns an entry or the profile, with the hash of its version.
 func (m *Memory) Get(ctx context.Context, ref MemoryRef) (*MemoryEntry, error) {
 	var entries []store.EntryInfo
@@ -300,7 +314,7 @@ func entryOf(n *store.Note, raw []byte) *MemoryEntry {
 	return &MemoryEntry{
 		Path: n.Path, Type: info.Type, Name: info.Name, Description: info.Description,
 		Created: info.Created, Updated: info.Updated, Source: n.FM.String("source"),
-		Due: info.Due, Expires: info.Expires, Content: n.Content(), Hash: sha256Hex(raw),
+		Due: info.Due, Expires: info.Expires, Content: n.Content(), Hash: store.Sum(raw),
 	}
 }
 
@@ -356,15 +370,19 @@ func validHashPrefix(h string) bool {
 
 // checkVersion refuses a change to a file whose bytes are not the version
 // the caller based it on: the hash given, else the version this session
-// saw, else the version reme last wrote.
-func (m *Memory) checkVersion(rel string, raw []byte, given string, written map[string]string) error {
-	have := sha256Hex(raw)
+// saw, else one of the versions reme last wrote (a rolled back or undone
+// write brings back an earlier one).
+func (m *Memory) checkVersion(rel string, raw []byte, given string, written writtenHashes) error {
+	have := store.Sum(raw)
 	want, from := given, "the hash given"
 	if want == "" {
 		want, from = m.seen[rel], "the version read in this session"
 	}
 	if want == "" {
-		want, from = written[rel], "the version reme last wrote"
+		if written.has(rel, have) {
+			return nil
+		}
+		want, from = written.last(rel), "the version reme last wrote"
 	}
 	switch {
 	case want == "":
@@ -381,10 +399,12 @@ func (m *Memory) Write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 		return nil, err
 	}
 	var res *MemoryWriteResult
-	err := m.env.Index.Locked(ctx, func() error {
-		var err error
-		res, err = m.write(ctx, req)
-		return err
+	err := m.inRun("memory_write", func() error {
+		return m.env.Index.Locked(ctx, func() error {
+			var err error
+			res, err = m.write(ctx, req)
+			return err
+		})
 	})
 	return res, err
 }
@@ -477,10 +497,10 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 	if src := m.sourceFor(req); exists && unchanged(old, next) && (src == "" || src == old.FM.String("source")) {
 		// Nothing would change, so nothing can be lost: the entry is taken
 		// as this version (which also heals a record a crash cut short).
-		h := sha256Hex(oldRaw)
+		h := store.Sum(oldRaw)
 		m.seen[target.Path] = h
-		if written[target.Path] != h {
-			written[target.Path] = h
+		if written.last(target.Path) != h {
+			written.add(target.Path, h)
 			if err := writeWrittenHashes(m.env, written); err != nil {
 				return nil, err
 			}
@@ -541,15 +561,18 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", fin.Path, err)
 	}
-	res := &MemoryWriteResult{Path: fin.Path, Action: "updated", Hash: sha256Hex(raw), RenamedFrom: fin.Renamed}
+	res := &MemoryWriteResult{Path: fin.Path, Action: "updated", Hash: store.Sum(raw), RenamedFrom: fin.Renamed}
 	if !exists {
 		res.Action = "created"
 	}
 	if _, notes, ok := strings.Cut(answer, " (note: "); ok {
 		res.Notes = append(res.Notes, strings.TrimSuffix(notes, ")"))
 	}
-	delete(written, fin.Renamed)
-	written[fin.Path] = res.Hash
+	if fin.Renamed != "" {
+		written[fin.Path] = written[fin.Renamed]
+		delete(written, fin.Renamed)
+	}
+	written.add(fin.Path, res.Hash)
 	m.seen[fin.Path] = res.Hash
 	if err := writeWrittenHashes(m.env, written); err != nil {
 		return nil, err
@@ -651,6 +674,12 @@ func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult
 		return nil, inputErr("hash must be the sha256 memory_get printed (at least 12 hex digits), not %q", ref.Hash)
 	}
 	var res *MemoryDeleteResult
+	err := m.inRun("memory_delete", func() error { return m.delete(ctx, ref, &res) })
+	return res, err
+}
+
+func (m *Memory) delete(ctx context.Context, ref MemoryRef, out **MemoryDeleteResult) error {
+	var res *MemoryDeleteResult
 	err := m.env.Index.Locked(ctx, func() error {
 		entries, err := m.env.WS.ListEntries()
 		if err != nil {
@@ -701,7 +730,8 @@ func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult
 		m.Changes = append(m.Changes, MemoryChange{Action: "deleted", Path: e.Path, Type: e.Type, Name: effectiveName(e), Trash: trash})
 		return nil
 	})
-	return res, err
+	*out = res
+	return err
 }
 
 // MemorySearchRequest searches the long-term layers.
@@ -789,19 +819,49 @@ type NoteInfo struct {
 	Description string `json:"description,omitempty"`
 }
 
-// writtenHashes remembers the sha256 of each entry as reme last wrote it,
-// so that an entry edited by hand since is not overwritten by a write that
-// did not read it. It is derived state: losing it only means that such a
-// write must pass the hash.
+// writtenHashes remembers the sha256 of the last versions of each entry
+// reme wrote (newest last), so that an entry edited by hand since is not
+// overwritten by a write that did not read it, while a version reme wrote
+// that a rollback or an undo brought back is still its own. It is derived
+// state: losing it only means that such a write must pass the hash.
+type writtenHashes map[string][]string
+
+// keptVersions is how many versions of an entry the record keeps.
+const keptVersions = 4
+
+func (w writtenHashes) has(rel, h string) bool {
+	for _, x := range w[rel] {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+func (w writtenHashes) last(rel string) string {
+	if v := w[rel]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+	return ""
+}
+
+func (w writtenHashes) add(rel, h string) {
+	v := append(w[rel], h)
+	if len(v) > keptVersions {
+		v = v[len(v)-keptVersions:]
+	}
+	w[rel] = v
+}
+
 type writtenHashesFile struct {
-	Version int               `json:"version"`
-	Entries map[string]string `json:"entries"`
+	Version int           `json:"version"`
+	Entries writtenHashes `json:"entries"`
 }
 
 func writtenHashesPath(env *Env) string { return env.WS.MetadataPath("memory", "written.json") }
 
-func readWrittenHashes(env *Env) (map[string]string, error) {
-	out := map[string]string{}
+func readWrittenHashes(env *Env) (writtenHashes, error) {
+	out := writtenHashes{}
 	b, err := os.ReadFile(writtenHashesPath(env))
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
@@ -814,18 +874,23 @@ func readWrittenHashes(env *Env) (map[string]string, error) {
 		env.logger().Warn("the record of entries reme wrote does not parse; writes to existing entries need their hash", "path", writtenHashesPath(env), "err", err)
 		return out, nil
 	}
-	for p, h := range f.Entries {
+	for p, hs := range f.Entries {
 		// a path read back from state passes the same rules as user input;
-		// the record of a file gone (deleted by hand, or a crash before the
-		// record was updated) is dropped
-		if rel, err := env.WS.Rel(p); err == nil && rel == p && (store.IsEntryPath(p) || p == store.ProfilePath) && validHashPrefix(h) && env.WS.Exists(p) {
-			out[p] = h
+		// the record of a file gone (deleted by hand, or rolled back) is
+		// dropped
+		if rel, err := env.WS.Rel(p); err != nil || rel != p || !(store.IsEntryPath(p) || p == store.ProfilePath) || !env.WS.Exists(p) {
+			continue
+		}
+		for _, h := range hs {
+			if validHashPrefix(h) {
+				out.add(p, h)
+			}
 		}
 	}
 	return out, nil
 }
 
-func writeWrittenHashes(env *Env, m map[string]string) error {
+func writeWrittenHashes(env *Env, m writtenHashes) error {
 	b, err := json.Marshal(writtenHashesFile{Version: 1, Entries: m})
 	if err != nil {
 		return err

@@ -306,3 +306,28 @@ func TestMemoryUnchangedWriteAdoptsTheVersion(t *testing.T) {
 		t.Fatalf("the next write: %v", err)
 	}
 }
+
+// TestMemoryWriteAcceptsAnEarlierVersionReMeWrote: an undo or a rolled
+// back run brings back a version reme wrote earlier; a write over it needs
+// no hash, while a hand edit still does.
+func TestMemoryWriteAcceptsAnEarlierVersionReMeWrote(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	first := writeBullets(t, NewMemory(env, MemorySessionOptions{}))
+	v1, _ := os.ReadFile(env.WS.Abs(first.Path))
+	if _, err := NewMemory(env, MemorySessionOptions{}).Write(context.Background(), MemoryWriteRequest{Name: "answer-format", Description: "Bullets, always."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env.WS.Abs(first.Path), v1, 0o644); err != nil { // as reme undo does
+		t.Fatal(err)
+	}
+	if _, err := NewMemory(env, MemorySessionOptions{}).Write(context.Background(), MemoryWriteRequest{Name: "answer-format", Description: "Bullets, mostly."}); err != nil {
+		t.Fatalf("over an earlier version reme wrote: %v", err)
+	}
+	b, _ := os.ReadFile(env.WS.Abs(first.Path))
+	if err := os.WriteFile(env.WS.Abs(first.Path), append(b, "Edited by hand.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewMemory(env, MemorySessionOptions{}).Write(context.Background(), MemoryWriteRequest{Name: "answer-format", Description: "Bullets, never."}); !errors.Is(err, ErrStale) {
+		t.Fatalf("over a hand edit: %v", err)
+	}
+}
