@@ -107,7 +107,7 @@ type ctxBlock struct {
 	// share, when set, is the most of the budget the block may take: a
 	// long profile or index is cut so that relevant entries keep room
 	share float64
-	text   string
+	text  string
 	// cut, when set, is the block shortened to fit a smaller room
 	cut func(room int) (string, bool)
 	// hash is an entry's version, recorded as shown
