@@ -229,14 +229,17 @@ func readContent(v string, stdin io.Reader, limit int) (string, error) {
 }
 
 type memoryDeleteCmd struct {
-	Path string `arg:"" optional:"" help:"memory/entries/<name>.md." placeholder:"PATH"`
-	Name string `help:"The entry's name, instead of its path." placeholder:"NAME"`
-	Hash string `help:"Delete only this version (the hash memory_get printed)." placeholder:"SHA256"`
+	Path   string `arg:"" optional:"" help:"memory/entries/<name>.md." placeholder:"PATH"`
+	Name   string `help:"The entry's name, instead of its path." placeholder:"NAME"`
+	Hash   string `help:"Delete only this version (the hash memory_get printed)." placeholder:"SHA256"`
+	Reason string `help:"Why, kept with the archived entry." placeholder:"TEXT"`
 }
 
 func (memoryDeleteCmd) Help() string {
-	return `Moves an entry to the trash, archive/memory/entries/ (links to it follow), and
-rewrites MEMORY.md. Nothing is destroyed: move it back, or undo the change.`
+	return `Moves an entry to the trash: it is archived under archive/memory/entries/ as
+maintain archives notes (marked with the day, where it was and why; links to it
+follow), and MEMORY.md is rewritten. Nothing is destroyed: reme undo --last
+brings it back.`
 }
 
 func (c *memoryDeleteCmd) Run(ctx context.Context, app *App) error {
@@ -247,7 +250,7 @@ func (c *memoryDeleteCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	res, err := m.Delete(ctx, jobs.MemoryRef{Path: c.Path, Name: c.Name, Hash: c.Hash})
+	res, err := m.Delete(ctx, jobs.MemoryDeleteRequest{Path: c.Path, Name: c.Name, Hash: c.Hash, Reason: c.Reason})
 	if err != nil {
 		return memoryErr(err)
 	}

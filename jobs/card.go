@@ -674,11 +674,11 @@ func systemInPlace(fm *store.Frontmatter, system []KeyValue) bool {
 	return true
 }
 
-// Trash moves the card to the same path under archive/ (with -2, -3 …
-// when that is taken) through the journal, retargeting the links to it,
-// and brings the indexes up to date; reme undo, or a move back, restores
-// it.
-func (c *Card) Trash(ctx context.Context) (string, error) {
+// Archive moves the card under archive/ as maintain archives notes (the
+// same path, -2, -3 … when taken; marked with by, the day, where it was
+// and why), through the journal, retargeting the links to it, and brings
+// the indexes up to date; reme undo restores it.
+func (c *Card) Archive(ctx context.Context, by, reason string) (string, error) {
 	old := c.path
 	var dst string
 	run, err := c.env.journalRun()
@@ -686,25 +686,15 @@ func (c *Card) Trash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	err = c.env.Index.Locked(ctx, func() error {
-		base := store.ArchiveDir + "/" + strings.TrimSuffix(old, ".md")
-		for i := 1; i < 100; i++ {
-			p := base + ".md"
-			if i > 1 {
-				p = fmt.Sprintf("%s-%d.md", base, i)
-			}
-			if c.env.WS.Exists(p) {
-				continue
-			}
-			if err := c.env.Index.Rename(ctx, run, old, p); err != nil {
-				return fmt.Errorf("move %s to %s: %w", old, p, err)
-			}
-			dst = p
-			return nil
+		// the links to the card must be known: no note may be stale
+		if err := c.env.Index.Sync(ctx); err != nil {
+			return err
 		}
-		return fmt.Errorf("no free name for %s under %s", old, store.ArchiveDir)
+		dst = archivePath(c.env.WS, old, nil)
+		return c.env.Index.Archive(ctx, run, old, dst, archiveMark(by, c.env.Today(), old, "", reason), c.why("archived: "+reason))
 	})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("archive %s: %w", old, err)
 	}
 	// the listings of where it was
 	if _, err := c.index(ctx); err != nil {

@@ -63,6 +63,10 @@ type Indexer interface {
 	SearchNotes(ctx context.Context, q NoteQuery) ([]NoteHit, error)
 	// ListNotes lists the indexed notes of the given types, by path.
 	ListNotes(ctx context.Context, types ...string) ([]NoteInfo, error)
+	// Archive moves src to dst inside run, rewriting every inbound link,
+	// after edit (when set) changed the bytes written at dst. The caller
+	// holds the lock and synced the index: it does not scan.
+	Archive(ctx context.Context, run *store.Run, src, dst string, edit func([]byte) ([]byte, error), why store.Why) error
 }
 
 // TagCount is a tag in use.

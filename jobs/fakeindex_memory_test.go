@@ -90,3 +90,18 @@ func (f *fakeIndex) ListNotes(_ context.Context, types ...string) ([]NoteInfo, e
 	}
 	return out, nil
 }
+
+// Archive moves through the run, as the index does, without retargeting.
+func (f *fakeIndex) Archive(_ context.Context, run *store.Run, src, dst string, edit func([]byte) ([]byte, error), why store.Why) error {
+	raw, err := os.ReadFile(f.ws.Abs(src))
+	if err != nil {
+		return err
+	}
+	if edit != nil {
+		if raw, err = edit(raw); err != nil {
+			return err
+		}
+	}
+	f.renames = append(f.renames, [2]string{src, dst})
+	return run.Rename(src, dst, raw, store.ActionArchive, false, why)
+}

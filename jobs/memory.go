@@ -152,8 +152,16 @@ type MemoryEntry struct {
 type MemoryRef struct {
 	Path string `json:"path,omitempty"`
 	Name string `json:"name,omitempty"`
-	// Hash, for a delete, is the version to delete.
+}
+
+// MemoryDeleteRequest names the entry to delete.
+type MemoryDeleteRequest struct {
+	Path string `json:"path,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Hash is the version to delete (memory_get returns it).
 	Hash string `json:"hash,omitempty"`
+	// Reason is kept with the archived entry (archive_reason).
+	Reason string `json:"reason,omitempty"`
 }
 
 // MemoryDeleteResult reports a delete: the entry is in the trash.
@@ -665,11 +673,16 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// Delete moves an entry to the trash (archive/memory/entries/…), from
-// where the journal's undo or a move brings it back. A hash, when given
-// or when this session read the entry, must match the file.
-func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult, error) {
+// Delete moves an entry to the trash: it is archived as maintain archives
+// (archive/memory/entries/…, marked with when, from where and why), and
+// reme undo brings it back. A hash, when given or when this session read
+// the entry, must match the file.
+func (m *Memory) Delete(ctx context.Context, ref MemoryDeleteRequest) (*MemoryDeleteResult, error) {
 	ref.Hash = strings.ToLower(strings.TrimSpace(ref.Hash))
+	ref.Reason = strings.Join(strings.Fields(ref.Reason), " ")
+	if utf8.RuneCountInString(ref.Reason) > maxEntryDescriptionRunes {
+		return nil, inputErr("the reason is longer than %d characters", maxEntryDescriptionRunes)
+	}
 	if ref.Hash != "" && !validHashPrefix(ref.Hash) {
 		return nil, inputErr("hash must be the sha256 memory_get printed (at least 12 hex digits), not %q", ref.Hash)
 	}
@@ -678,14 +691,14 @@ func (m *Memory) Delete(ctx context.Context, ref MemoryRef) (*MemoryDeleteResult
 	return res, err
 }
 
-func (m *Memory) delete(ctx context.Context, ref MemoryRef, out **MemoryDeleteResult) error {
+func (m *Memory) delete(ctx context.Context, ref MemoryDeleteRequest, out **MemoryDeleteResult) error {
 	var res *MemoryDeleteResult
 	err := m.env.Index.Locked(ctx, func() error {
 		entries, err := m.env.WS.ListEntries()
 		if err != nil {
 			return err
 		}
-		e, profile, err := m.locate(entries, ref)
+		e, profile, err := m.locate(entries, MemoryRef{Path: ref.Path, Name: ref.Name})
 		if err != nil {
 			return err
 		}
@@ -707,7 +720,11 @@ func (m *Memory) delete(ctx context.Context, ref MemoryRef, out **MemoryDeleteRe
 		if err != nil {
 			return err
 		}
-		trash, err := card.Trash(ctx)
+		reason := "deleted with memory_delete"
+		if ref.Reason != "" {
+			reason += ": " + ref.Reason
+		}
+		trash, err := card.Archive(ctx, "memory_delete", reason)
 		if err != nil {
 			return err
 		}

@@ -205,26 +205,44 @@ func TestMemoryDeleteMovesToTrash(t *testing.T) {
 	env, _ := newEnv(t, nil)
 	res := writeBullets(t, NewMemory(env, MemorySessionOptions{}))
 	m := NewMemory(env, MemorySessionOptions{})
-	if _, err := m.Delete(context.Background(), MemoryRef{Name: "no-such"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := m.Delete(context.Background(), MemoryDeleteRequest{Name: "no-such"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown name: %v", err)
 	}
-	if _, err := m.Delete(context.Background(), MemoryRef{Path: "memory/profile.md"}); err == nil {
+	if _, err := m.Delete(context.Background(), MemoryDeleteRequest{Path: "memory/profile.md"}); err == nil {
 		t.Fatal("the profile was deleted")
 	}
-	if _, err := m.Delete(context.Background(), MemoryRef{Name: "answer-format", Hash: strings.Repeat("0", 64)}); !errors.Is(err, ErrStale) {
+	if _, err := m.Delete(context.Background(), MemoryDeleteRequest{Name: "answer-format", Hash: strings.Repeat("0", 64)}); !errors.Is(err, ErrStale) {
 		t.Fatalf("wrong hash: %v", err)
 	}
 	before, _ := os.ReadFile(env.WS.Abs(res.Path))
-	del, err := m.Delete(context.Background(), MemoryRef{Name: "answer-format"})
+	del, err := m.Delete(context.Background(), MemoryDeleteRequest{Name: "answer-format"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if del.Trash != "archive/memory/entries/answer-format.md" || env.WS.Exists(res.Path) {
 		t.Fatalf("delete %+v", del)
 	}
-	kept, _ := os.ReadFile(env.WS.Abs(del.Trash))
-	if string(kept) != string(before) {
-		t.Error("the trash does not hold the entry as it was")
+	kept, _ := env.WS.ReadNote(del.Trash)
+	was := store.ParseNote(res.Path, before)
+	if kept.FM.String("archived_from") != res.Path || kept.FM.String("archive_reason") != "deleted with memory_delete" ||
+		!strings.HasPrefix(kept.Content(), was.Content()) || kept.FM.String("type") != "feedback" ||
+		!strings.Contains(kept.Content(), "> Archived by memory_delete on 2026-06-22: deleted with memory_delete.") {
+		t.Errorf("the trash does not hold the entry as it was, marked:\n%s", kept.Content())
+	}
+	// reme undo brings it back byte for byte
+	runs, err := env.Journal.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Journal.Undo(runs[len(runs)-1].ID, false, store.TriggerCLI); err != nil {
+		t.Fatal(err)
+	}
+	back, _ := os.ReadFile(env.WS.Abs(res.Path))
+	if string(back) != string(before) || env.WS.Exists(del.Trash) {
+		t.Error("undo did not restore the entry byte for byte")
+	}
+	if _, err := m.Delete(context.Background(), MemoryDeleteRequest{Path: res.Path, Reason: "wrong"}); err != nil {
+		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(env.WS.Abs(store.MemoryIndexPath))
 	if strings.Contains(string(page), "answer-format") || !strings.Contains(string(page), "(no entries yet)") {
@@ -232,12 +250,16 @@ func TestMemoryDeleteMovesToTrash(t *testing.T) {
 	}
 	// a second entry of that name deleted later does not overwrite the first in the trash
 	writeBullets(t, NewMemory(env, MemorySessionOptions{}))
-	del2, err := NewMemory(env, MemorySessionOptions{}).Delete(context.Background(), MemoryRef{Path: res.Path})
+	del2, err := NewMemory(env, MemorySessionOptions{}).Delete(context.Background(), MemoryDeleteRequest{Path: res.Path})
 	if err != nil || del2.Trash != "archive/memory/entries/answer-format-2.md" {
 		t.Fatalf("second delete %+v %v", del2, err)
 	}
-	if len(m.Changes) != 1 || m.Changes[0].Action != "deleted" {
+	if len(m.Changes) != 2 || m.Changes[0].Action != "deleted" || m.Changes[1].Trash != "archive/memory/entries/answer-format.md" {
 		t.Errorf("changes %+v", m.Changes)
+	}
+	kept, _ = env.WS.ReadNote("archive/memory/entries/answer-format.md")
+	if kept.FM.String("archive_reason") != "deleted with memory_delete: wrong" {
+		t.Errorf("reason %q", kept.FM.String("archive_reason"))
 	}
 }
 

@@ -39,7 +39,8 @@ var (
 	MemoryDeleteSchema = json.RawMessage(`{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"memory/entries/<name>.md"},` +
 		`"name":{"type":"string","description":"the entry's name, instead of path"},` +
-		`"hash":{"type":"string","description":"hash memory_get returned: delete only that version"}},` +
+		`"hash":{"type":"string","description":"hash memory_get returned: delete only that version"},` +
+		`"reason":{"type":"string","description":"why, in a few words (kept with the archived entry)"}},` +
 		`"additionalProperties":false}`)
 )
 
@@ -66,7 +67,7 @@ func (m *Memory) Tools() []llm.AgentTool {
 				return res, err
 			}),
 		memoryTool("memory_delete", "Delete an entry that is wrong or that the user asked to forget (it goes to the trash, from where it can be restored).", MemoryDeleteSchema,
-			func(ctx context.Context, a MemoryRef) (any, error) {
+			func(ctx context.Context, a MemoryDeleteRequest) (any, error) {
 				res, err := m.Delete(ctx, a)
 				if res != nil {
 					res.Index = nil
