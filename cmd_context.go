@@ -52,18 +52,26 @@ func (c *contextCmd) Run(ctx context.Context, app *App) error {
 	if c.Format == "claude-code" {
 		return c.runHook(ctx, app)
 	}
+	return app.emit(c.answer(ctx, app))
+}
+
+// contextAnswer is the context of a turn: its text, or with --json the
+// text with what was included and left out.
+type contextAnswer jobs.ContextResult
+
+func (a *contextAnswer) jsonValue() any { return (*jobs.ContextResult)(a) }
+
+func (a *contextAnswer) text() string { return a.Text }
+
+func (c *contextCmd) answer(ctx context.Context, app *App) (*contextAnswer, error) {
 	res, err := c.build(ctx, app, jobs.ContextRequest{
 		Query: strings.Join(c.Query, " "), SessionID: c.Session, Budget: c.Budget,
 		RecentTools: c.RecentTools, Mode: c.mode(), Reset: c.Reset,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if app.Globals.JSON {
-		return app.printJSON(res)
-	}
-	_, err = fmt.Fprint(app.Stdout, res.Text)
-	return err
+	return (*contextAnswer)(res), nil
 }
 
 func (c *contextCmd) mode() string {

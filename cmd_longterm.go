@@ -33,7 +33,9 @@ func (a *App) memorySession(ctx context.Context, create, writes bool) (*jobs.Mem
 			return nil, fmt.Errorf("%w: %v", index.ErrReadOnly, ro)
 		}
 	}
-	return jobs.NewMemory(env, jobs.MemorySessionOptions{}), nil
+	// an agent over MCP is confined as a model is: the profile stays the
+	// person's unless memory.profile_auto
+	return jobs.NewMemory(env, jobs.MemorySessionOptions{Agent: a.trigger() == store.TriggerMCP}), nil
 }
 
 // memoryErr words a memory tool's refusal the way ReMe words errors.
@@ -56,45 +58,55 @@ or the types given. Entries edited by hand a moment ago are found.`
 }
 
 func (c *memorySearchCmd) Run(ctx context.Context, app *App) error {
-	query := strings.TrimSpace(strings.Join(c.Query, " "))
-	if query == "" {
-		return answerError{"query cannot be empty"}
+	return app.emit(c.answer(ctx, app))
+}
+
+// memorySearchAnswer is what memory_search found.
+type memorySearchAnswer struct{ Hits []jobs.NoteHit }
+
+func (a *memorySearchAnswer) jsonValue() any { return a.Hits }
+
+func (a *memorySearchAnswer) text() string {
+	if len(a.Hits) == 0 {
+		return "No entry matches.\n"
 	}
-	if c.Limit <= 0 {
-		return usageError{fmt.Errorf("--limit must be greater than 0, not %d", c.Limit)}
-	}
-	m, err := app.memorySession(ctx, false, false)
-	if err != nil {
-		return err
-	}
-	hits, err := m.Search(ctx, jobs.MemorySearchRequest{Query: query, Types: c.Type, Limit: c.Limit})
-	if err != nil {
-		return memoryErr(err)
-	}
-	if app.Globals.JSON {
-		if hits == nil {
-			hits = []jobs.NoteHit{}
-		}
-		return app.printJSON(hits)
-	}
-	if len(hits) == 0 {
-		fmt.Fprintln(app.Stdout, "No entry matches.")
-		return nil
-	}
-	for _, h := range hits {
+	var b strings.Builder
+	for _, h := range a.Hits {
 		kind := h.Type
 		if kind == "" {
 			kind = store.NoteKind(h.Path)
 		}
-		fmt.Fprintf(app.Stdout, "========== %s (%s, lines %d-%d, score %.2f)\n", h.Path, kind, h.StartLine, h.EndLine, h.Score)
+		fmt.Fprintf(&b, "========== %s (%s, lines %d-%d, score %.2f)\n", h.Path, kind, h.StartLine, h.EndLine, h.Score)
 		if h.Description != "" {
-			fmt.Fprintf(app.Stdout, "%s\n", h.Description)
+			fmt.Fprintf(&b, "%s\n", h.Description)
 		}
 		if t := strings.TrimSpace(h.Text); t != "" {
-			fmt.Fprintf(app.Stdout, "%s\n", t)
+			fmt.Fprintf(&b, "%s\n", t)
 		}
 	}
-	return nil
+	return b.String()
+}
+
+func (c *memorySearchCmd) answer(ctx context.Context, app *App) (*memorySearchAnswer, error) {
+	query := strings.TrimSpace(strings.Join(c.Query, " "))
+	if query == "" {
+		return nil, answerError{"query cannot be empty"}
+	}
+	if c.Limit <= 0 {
+		return nil, usageError{fmt.Errorf("--limit must be greater than 0, not %d", c.Limit)}
+	}
+	m, err := app.memorySession(ctx, false, false)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := m.Search(ctx, jobs.MemorySearchRequest{Query: query, Types: c.Type, Limit: c.Limit})
+	if err != nil {
+		return nil, memoryErr(err)
+	}
+	if hits == nil {
+		hits = []jobs.NoteHit{}
+	}
+	return &memorySearchAnswer{hits}, nil
 }
 
 type memoryGetCmd struct {
@@ -108,30 +120,44 @@ memory_delete to change exactly the version you read.`
 }
 
 func (c *memoryGetCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// memoryEntryAnswer is an entry as memory_get prints it: the file with
+// its path and hash.
+type memoryEntryAnswer struct {
+	Entry *jobs.MemoryEntry
+	File  string
+}
+
+func (a *memoryEntryAnswer) jsonValue() any { return a.Entry }
+
+func (a *memoryEntryAnswer) text() string {
+	s := fmt.Sprintf("# %s\n# hash: %s\n%s", a.Entry.Path, a.Entry.Hash, a.File)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+func (c *memoryGetCmd) answer(ctx context.Context, app *App) (*memoryEntryAnswer, error) {
 	if c.Path == "" && c.Name == "" {
-		return answerError{"give the entry's path or --name"}
+		return nil, answerError{"give the entry's path or --name"}
 	}
 	m, err := app.memorySession(ctx, false, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e, err := m.Get(ctx, jobs.MemoryRef{Path: c.Path, Name: c.Name})
 	if err != nil {
-		return memoryErr(err)
-	}
-	if app.Globals.JSON {
-		return app.printJSON(e)
+		return nil, memoryErr(err)
 	}
 	raw, err := os.ReadFile(app.ws.Abs(e.Path))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	text, _ := store.DecodeText(raw)
-	fmt.Fprintf(app.Stdout, "# %s\n# hash: %s\n%s", e.Path, e.Hash, text)
-	if !strings.HasSuffix(text, "\n") {
-		fmt.Fprintln(app.Stdout)
-	}
-	return nil
+	return &memoryEntryAnswer{Entry: e, File: text}, nil
 }
 
 type memoryWriteCmd struct {
@@ -156,36 +182,45 @@ valid.`
 }
 
 func (c *memoryWriteCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// memoryWriteAnswer reports a memory_write.
+type memoryWriteAnswer jobs.MemoryWriteResult
+
+func (a *memoryWriteAnswer) jsonValue() any { return (*jobs.MemoryWriteResult)(a) }
+
+func (a *memoryWriteAnswer) text() string {
+	line := fmt.Sprintf("%s %s (hash %s)", a.Action, a.Path, a.Hash)
+	if a.RenamedFrom != "" {
+		line += "; renamed from " + a.RenamedFrom
+	}
+	return line + "\n"
+}
+
+func (c *memoryWriteCmd) answer(ctx context.Context, app *App) (*memoryWriteAnswer, error) {
 	cfg, err := app.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	content, err := readContent(c.Content, app.Stdin, cfg.Memory.MaxEntryBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, err := app.memorySession(ctx, true, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := m.Write(ctx, jobs.MemoryWriteRequest{Path: c.Path, Type: c.Type, Name: c.Name, Description: c.Description,
 		Content: content, Due: c.Due, Expires: c.Expires, Hash: c.Hash, Source: c.Source})
 	if err != nil {
-		return memoryErr(err)
+		return nil, memoryErr(err)
 	}
-	if app.Globals.JSON {
-		return app.printJSON(res)
-	}
-	line := fmt.Sprintf("%s %s (hash %s)", res.Action, res.Path, res.Hash)
-	if res.RenamedFrom != "" {
-		line += "; renamed from " + res.RenamedFrom
-	}
-	fmt.Fprintln(app.Stdout, line)
 	for _, n := range res.Notes {
 		app.Log.Warn(n)
 	}
 	reportIndexBound(app, res.Index)
-	return nil
+	return (*memoryWriteAnswer)(res), nil
 }
 
 // reportIndexBound warns when MEMORY.md no longer lists every entry.
@@ -243,20 +278,29 @@ brings it back.`
 }
 
 func (c *memoryDeleteCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// memoryDeleteAnswer reports a memory_delete.
+type memoryDeleteAnswer jobs.MemoryDeleteResult
+
+func (a *memoryDeleteAnswer) jsonValue() any { return (*jobs.MemoryDeleteResult)(a) }
+
+func (a *memoryDeleteAnswer) text() string {
+	return fmt.Sprintf("deleted %s (in the trash: %s)\n", a.Path, a.Trash)
+}
+
+func (c *memoryDeleteCmd) answer(ctx context.Context, app *App) (*memoryDeleteAnswer, error) {
 	if c.Path == "" && c.Name == "" {
-		return answerError{"give the entry's path or --name"}
+		return nil, answerError{"give the entry's path or --name"}
 	}
 	m, err := app.memorySession(ctx, false, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := m.Delete(ctx, jobs.MemoryDeleteRequest{Path: c.Path, Name: c.Name, Hash: c.Hash, Reason: c.Reason})
 	if err != nil {
-		return memoryErr(err)
+		return nil, memoryErr(err)
 	}
-	if app.Globals.JSON {
-		return app.printJSON(res)
-	}
-	fmt.Fprintf(app.Stdout, "deleted %s (in the trash: %s)\n", res.Path, res.Trash)
-	return nil
+	return (*memoryDeleteAnswer)(res), nil
 }
