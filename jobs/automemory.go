@@ -280,6 +280,17 @@ type cardJob struct {
 	state      *sessionState
 }
 
+// command is the command a job's journal runs are named after.
+func (j cardJob) command() string {
+	switch j.kind {
+	case "claude_code":
+		return "auto_memory_cc"
+	case "codex":
+		return "auto_memory_codex"
+	}
+	return "auto_memory"
+}
+
 // findCard looks up the session's card of the day: by session_id, then by
 // source_conversation.
 func findCard(env *Env, sid, date, sourceLink string) (string, error) {
@@ -302,10 +313,7 @@ func findCard(env *Env, sid, date, sourceLink string) (string, error) {
 
 func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) (err error) {
 	log := env.logger()
-	command := "auto_memory"
-	if job.kind == "claude_code" {
-		command = "auto_memory_cc"
-	}
+	command := job.command()
 	promptLang := job.language
 	if promptLang == "" {
 		promptLang = env.Language

@@ -76,10 +76,7 @@ func runLongTerm(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResu
 	if promptLang != "zh" {
 		promptLang = "en"
 	}
-	command := "auto_memory"
-	if job.kind == "claude_code" {
-		command = "auto_memory_cc"
-	}
+	command := job.command()
 	// the pass's writes are one journal run (the card's has ended), begun
 	// at its first write: undone apart from the card, and none when
 	// nothing is written
