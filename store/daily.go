@@ -103,22 +103,12 @@ func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []b
 	for _, n := range notes {
 		res.Notes = append(res.Notes, n.Fields())
 	}
-	raw, err := os.ReadFile(w.Abs(rel))
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	page, raw, exists, err := w.openPage(rel, len(notes) > 0, "")
+	if err != nil {
+		return nil, err
 	}
-	if !exists && len(notes) == 0 {
+	if page == nil {
 		return res, nil
-	}
-	var page *Note
-	if exists {
-		page = ParseNote(rel, raw)
-	} else {
-		page = NewNote(rel, nil, "")
-	}
-	if page.FMErr != nil {
-		return nil, fmt.Errorf("%s: %w", rel, page.FMErr)
 	}
 	fm := page.FM
 	if fm.String("name") == "" {
@@ -149,6 +139,30 @@ func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []b
 	}
 	res.Created, res.Changed = !exists, true
 	return res, nil
+}
+
+// openPage reads a page reme maintains between markers (a day index,
+// MEMORY.md), or starts one with body when it does not exist and want is
+// set; page is nil when it neither exists nor is wanted. A page whose
+// frontmatter does not parse is not rewritten.
+func (w *Workspace) openPage(rel string, want bool, body string) (page *Note, raw []byte, exists bool, err error) {
+	raw, err = os.ReadFile(w.Abs(rel))
+	exists = err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	switch {
+	case exists:
+		page = ParseNote(rel, raw)
+	case want:
+		page = NewNote(rel, nil, body)
+	default:
+		return nil, nil, false, nil
+	}
+	if page.FMErr != nil {
+		return nil, nil, false, fmt.Errorf("%s: %w", rel, page.FMErr)
+	}
+	return page, raw, exists, nil
 }
 
 // replaceAutoBlock swaps the day index block in body, or appends it.

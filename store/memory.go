@@ -187,22 +187,12 @@ func (w *Workspace) WriteMemoryIndex(entries []EntryInfo, bounds MemoryIndexBoun
 	rel := MemoryIndexPath
 	res := &MemoryIndexResult{Path: rel, Entries: len(entries),
 		Bounds: fmt.Sprintf("%d lines / %d bytes", bounds.MaxLines, bounds.MaxBytes)}
-	raw, err := os.ReadFile(w.Abs(rel))
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	page, raw, exists, err := w.openPage(rel, len(entries) > 0, "# Long-term memory")
+	if err != nil {
+		return nil, err
 	}
-	if !exists && len(entries) == 0 {
+	if page == nil {
 		return res, nil
-	}
-	var page *Note
-	if exists {
-		page = ParseNote(rel, raw)
-		if page.FMErr != nil {
-			return nil, fmt.Errorf("%s: %w", rel, page.FMErr)
-		}
-	} else {
-		page = NewNote(rel, nil, "# Long-term memory")
 	}
 	// What the user wrote outside the block counts against the bounds:
 	// measure the page around an empty block.
