@@ -10,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 // TempPrefix starts the name of every temporary file reme writes; scans skip
@@ -73,7 +75,102 @@ func writeAtomic(dst string, data []byte) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, werr)
 	}
-	return syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	sweepOnce(dir)
+	return nil
+}
+
+// TempGrace is how old a temp file must be before it counts as left behind
+// by a killed run: no write takes anywhere near this long, so a file this
+// old is never one a live process is still writing.
+const TempGrace = time.Hour
+
+// swept holds the folders whose stale temp files this process has removed.
+var swept sync.Map
+
+// sweepOnce removes stale temp files from a folder reme has just written to,
+// once per process: one ReadDir of a folder that is hot in the cache anyway.
+// Failures are ignored: the sweep is housekeeping, not part of the write.
+func sweepOnce(dir string) {
+	if _, done := swept.LoadOrStore(dir, true); !done {
+		_, _ = removeStaleTemps(dir, time.Now().Add(-TempGrace))
+	}
+}
+
+// RemoveStaleTemps removes temp files (TempPrefix) older than grace from
+// the workspace folder rel ("." for the root), not below it, and returns
+// the workspace-relative paths removed. Ages are measured against the real
+// clock, not an injected one: they compare with file modification times.
+func (w *Workspace) RemoveStaleTemps(rel string, grace time.Duration) ([]string, error) {
+	dir := w.Root
+	if rel != "." && rel != "" {
+		r, err := w.Rel(rel)
+		if err != nil {
+			return nil, err
+		}
+		rel, dir = r, w.Abs(r)
+	}
+	names, err := removeStaleTemps(dir, time.Now().Add(-grace))
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = JoinRel(rel, n)
+	}
+	return out, err
+}
+
+// RemoveAllStaleTemps removes temp files older than grace anywhere in the
+// workspace, metadata/ included, without following symlinks.
+func (w *Workspace) RemoveAllStaleTemps(grace time.Duration) ([]string, error) {
+	cutoff := time.Now().Add(-grace)
+	var out []string
+	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == w.Root {
+				return err
+			}
+			return nil // an unreadable folder holds nothing we can remove
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		names, err := removeStaleTemps(p, cutoff)
+		for _, n := range names {
+			r, _ := filepath.Rel(w.Root, filepath.Join(p, n))
+			out = append(out, filepath.ToSlash(r))
+		}
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("remove stale temp files: %w", err)
+	}
+	return out, nil
+}
+
+// removeStaleTemps removes the regular TempPrefix files in dir last
+// modified before cutoff and returns their names.
+func removeStaleTemps(dir string, cutoff time.Time) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var removed []string
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("remove %s: %w", p, err)
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
 }
 
 func syncDir(dir string) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +293,73 @@ func TestLockInvalidName(t *testing.T) {
 			_ = l.Unlock()
 			t.Errorf("Lock(%q) succeeded", name)
 		}
+	}
+}
+
+// TestWriteSweepsStaleTemps: temp files a killed run left behind are removed
+// by the next write to their folder; a young one (a write in progress in
+// another process) is kept.
+func TestWriteSweepsStaleTemps(t *testing.T) {
+	w := newWorkspace(t)
+	old := time.Now().Add(-2 * TempGrace)
+	stale := "daily/2026-01-01/" + TempPrefix + "0123456789ab"
+	young := "daily/2026-01-01/" + TempPrefix + "ba9876543210"
+	otherDir := "digest/" + TempPrefix + "000000000000"
+	for _, p := range []string{stale, young, otherDir} {
+		writeRaw(t, w, p, "partial")
+	}
+	for _, p := range []string{stale, otherDir} {
+		if err := os.Chtimes(w.Abs(p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteFile("daily/2026-01-01/card.md", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if w.Exists(stale) {
+		t.Error("stale temp file in the written folder was kept")
+	}
+	if !w.Exists(young) {
+		t.Error("young temp file removed: it may belong to a write in progress")
+	}
+	if !w.Exists(otherDir) {
+		t.Error("a folder the write did not touch was swept (the sweep must stay cheap)")
+	}
+}
+
+func TestRemoveStaleTemps(t *testing.T) {
+	w := newWorkspace(t)
+	old := time.Now().Add(-3 * time.Hour)
+	for _, p := range []string{"digest/" + TempPrefix + "a", "metadata/" + TempPrefix + "b", "daily/2026-01-01/" + TempPrefix + "c", TempPrefix + "d", "digest/" + TempPrefix + "young", "digest/keep.md"} {
+		writeRaw(t, w, p, "x")
+		if !strings.Contains(p, "young") {
+			if err := os.Chtimes(w.Abs(p), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Mkdir(w.Abs("digest/"+TempPrefix+"dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.RemoveStaleTemps("digest", time.Hour)
+	if err != nil || len(got) != 1 || got[0] != "digest/"+TempPrefix+"a" {
+		t.Fatalf("RemoveStaleTemps(digest) = %q, %v", got, err)
+	}
+	got, err = w.RemoveAllStaleTemps(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	want := []string{TempPrefix + "d", "daily/2026-01-01/" + TempPrefix + "c", "metadata/" + TempPrefix + "b"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("RemoveAllStaleTemps = %q, want %q", got, want)
+	}
+	for _, p := range []string{"digest/" + TempPrefix + "young", "digest/keep.md", "digest/" + TempPrefix + "dir"} {
+		if !w.Exists(p) {
+			t.Errorf("%s removed", p)
+		}
+	}
+	if _, err := w.RemoveStaleTemps("../x", time.Hour); !errors.Is(err, ErrOutsideWorkspace) {
+		t.Errorf("outside path: %v", err)
 	}
 }
