@@ -45,6 +45,9 @@ type MemoryConfig struct {
 type ResourceConfig struct {
 	IncludeImages bool  `yaml:"include_images" json:"include_images"`
 	MaxPixels     int64 `yaml:"max_pixels" json:"max_pixels"`
+	// MaxImageMemory bounds the memory of decoding one image, judged from
+	// its header (size, bit depth, colour model) before decoding.
+	MaxImageMemory int64 `yaml:"max_image_memory" json:"max_image_memory"`
 }
 
 // WatchConfig holds reme watch settings.
@@ -91,7 +94,7 @@ func defaultConfig() *Config {
 		Search:       SearchConfig{Limit: 5},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
 		AutoMemory:   MemoryConfig{MaxImageNum: 5},
-		Resource:     ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
+		Resource:     ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000, MaxImageMemory: 256 << 20},
 		Watch:        WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 	}
 }
@@ -184,6 +187,9 @@ func (c *Config) validate() error {
 	}
 	if c.Resource.MaxPixels < 1 {
 		return fmt.Errorf("resource.max_pixels must be at least 1")
+	}
+	if c.Resource.MaxImageMemory < 1<<20 {
+		return fmt.Errorf("resource.max_image_memory must be at least 1048576 (1 MiB), in bytes")
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")

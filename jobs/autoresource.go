@@ -33,6 +33,8 @@ type AutoResourceRequest struct {
 	Language      string
 	MaxFileBytes  int64 // default 20 MiB
 	MaxPixels     int64 // default vision.DefaultMaxPixels
+	// MaxImageMemory bounds an image's decode; default vision.DefaultMaxDecodeBytes
+	MaxImageMemory int64
 }
 
 // ResourceItem is the outcome for one change (ReMe's per-item result).
@@ -396,7 +398,7 @@ func imageResource(ctx context.Context, env *Env, req AutoResourceRequest, job r
 		item.Metadata.Skipped = "no model configured"
 		return item
 	}
-	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels})
+	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels, MaxDecodeBytes: req.MaxImageMemory})
 	if err != nil {
 		return failed(item, "Image %s: %v", job.place.rel, err)
 	}
