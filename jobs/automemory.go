@@ -119,6 +119,9 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if err != nil {
 		return nil, err
 	}
+	if saved.SetAside != nil {
+		res.Warnings = append(res.Warnings, saved.SetAside.String())
+	}
 	if err := saveImages(env, imgs); err != nil {
 		return nil, err
 	}
