@@ -31,6 +31,14 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+	Redact       RedactConfig   `yaml:"redact" json:"redact"`
+}
+
+// RedactConfig says where secrets are masked (see store.RedactSecrets).
+type RedactConfig struct {
+	// Sessions masks secrets in session/dialog files too; by default they
+	// keep the conversation's raw text.
+	Sessions bool `yaml:"sessions" json:"sessions"`
 }
 
 // MemoryConfig holds auto_memory defaults.

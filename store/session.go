@@ -385,6 +385,9 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	}
 	for _, m := range incoming {
 		m = SanitizeForSave(m)
+		if w.RedactSessions {
+			m = redactMessage(m)
+		}
 		if i, ok := pos[m.ID]; ok {
 			a, _ := merged[i].MarshalLine()
 			b, _ := m.MarshalLine()
@@ -421,6 +424,19 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	}
 	res.Written = true
 	return res, nil
+}
+
+// redactMessage masks secrets in the string values of a message's content
+// blocks. The id stays: it was derived from what the caller sent, so a
+// repeated call still finds the message.
+func redactMessage(m Message) Message {
+	out := m
+	out.Content = make([]json.RawMessage, len(m.Content))
+	for i, b := range m.Content {
+		red, _ := RedactJSONStrings(b)
+		out.Content[i] = red
+	}
+	return out
 }
 
 // AppendFile appends data to an existing workspace file, all or nothing:
