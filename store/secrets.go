@@ -65,12 +65,25 @@ func RedactSecrets(s string) (string, []SecretFinding) {
 		return a.Start - b.Start
 	})
 	var kept []SecretFinding
+	var taken []bool // byte offsets already masked, once there are many findings
+	if len(spans) > 16 {
+		taken = make([]bool, len(s))
+	}
 	for _, sp := range spans {
 		overlaps := false
-		for _, k := range kept {
-			if sp.Start < k.End && k.Start < sp.End {
-				overlaps = true
-				break
+		if taken != nil {
+			overlaps = slices.Contains(taken[sp.Start:sp.End], true)
+			if !overlaps {
+				for i := sp.Start; i < sp.End; i++ {
+					taken[i] = true
+				}
+			}
+		} else {
+			for _, k := range kept {
+				if sp.Start < k.End && k.Start < sp.End {
+					overlaps = true
+					break
+				}
 			}
 		}
 		if !overlaps {
@@ -449,9 +462,13 @@ func findAuthHeaders(s string, spans []span) []span {
 
 // --- key = value assignments ---
 
-// maxValue bounds a value's scan, which keeps the rule linear on hostile
-// input such as "password=password=…".
-const maxValue = 1024
+// maxValue and maxQuoted bound a value's scan, which keeps the rule
+// linear on hostile input such as "password=password=…". Longer secrets
+// have formats of their own (JWTs, key blocks).
+const (
+	maxValue  = 256
+	maxQuoted = 1024
+)
 
 // findAssignments masks the value of password=…, secret: …, "api_key":
 // "…", DB_PASSWORD=…, AccountKey=… and the like. A colon form with an
@@ -482,6 +499,9 @@ func findAssignments(s string, spans []span) []span {
 			continue
 		}
 		v := s[vs:ve]
+		if strings.Contains(v, RedactPrefix) || strings.HasPrefix(s[ve:], RedactPrefix) {
+			continue // part of a secret masked already: nothing of its own
+		}
 		if !quoted && (c == ':' && !endsLine(s, ve) || isCodeReference(s, vs, ve)) {
 			continue
 		}
@@ -527,11 +547,19 @@ func keyBefore(s string, sep int) (string, bool) {
 // secretKeyKind classifies a key by its last word: DB_PASSWORD and
 // user.password are passwords, password_hash and max_tokens are not.
 func secretKeyKind(key string) (kind string, minLen int) {
+	// Every key below ends in one of these letters: most keys are
+	// rejected without a copy.
+	if last := key[len(key)-1] | 0x20; strings.IndexByte("deygtns", last) < 0 {
+		return "", 0
+	}
 	k := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
 	if i := strings.LastIndexByte(k, '.'); i >= 0 {
 		k = k[i+1:]
 	}
-	word := func(w string) bool { return k == w || strings.HasSuffix(k, "_"+w) }
+	word := func(w string) bool {
+		n := len(k) - len(w)
+		return n >= 0 && k[n:] == w && (n == 0 || k[n-1] == '_')
+	}
 	switch {
 	case word("password") || word("passwd") || word("passphrase") || word("pwd") || word("pass"):
 		return "password", 4
@@ -563,7 +591,7 @@ func valueAfter(s string, p int) (start, end int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	if q := s[p]; q == '"' || q == '\'' || q == '`' {
-		for e := p + 1; e < len(s) && e-p < maxValue; e++ {
+		for e := p + 1; e < len(s) && e-p < maxQuoted; e++ {
 			switch s[e] {
 			case q:
 				return p + 1, e, true, e > p+1
