@@ -585,20 +585,20 @@ func TestPrepareBudgetsMemory(t *testing.T) {
 	}
 
 	// The budget is configurable, and an image within it decodes.
-	small := zeroPNG(t, 1000, 1000, 16, 6) // resized: 8 MB decoded + 4 MB working copy
-	if _, err := Prepare(small, Options{MaxDecodeBytes: 11 << 20, MaxSide: 500}); !errors.Is(err, ErrTooMuchMemory) {
-		t.Errorf("12 MB decode under an 11 MiB budget: %v", err)
+	small := zeroPNG(t, 400, 400, 16, 6) // resized: 1.28 MB decoded + 0.64 MB working copy
+	if _, err := Prepare(small, Options{MaxDecodeBytes: 1800 << 10, MaxSide: 200}); !errors.Is(err, ErrTooMuchMemory) {
+		t.Errorf("1.92 MB decode under a 1.8 MiB budget: %v", err)
 	}
-	img, err = Prepare(small, Options{MaxDecodeBytes: 12 << 20, MaxSide: 500})
+	img, err = Prepare(small, Options{MaxDecodeBytes: 2 << 20, MaxSide: 200})
 	if err != nil {
-		t.Fatalf("12 MB decode under a 12 MiB budget: %v", err)
+		t.Fatalf("1.92 MB decode under a 2 MiB budget: %v", err)
 	}
-	if img.Width != 500 || img.Height != 500 {
+	if img.Width != 200 || img.Height != 200 {
 		t.Errorf("prepared %dx%d", img.Width, img.Height)
 	}
 	// The same pixel count at 8 bits passes where 16 bits did not.
-	if _, err := Prepare(zeroPNG(t, 1000, 1000, 8, 6), Options{MaxDecodeBytes: 5 << 20}); err != nil {
-		t.Errorf("8-bit RGBA 1000x1000 under 5 MiB: %v", err)
+	if _, err := Prepare(zeroPNG(t, 400, 400, 8, 6), Options{MaxDecodeBytes: 1 << 20, MaxSide: 200}); err != nil {
+		t.Errorf("8-bit RGBA 400x400 under 1 MiB: %v", err)
 	}
 }
 
