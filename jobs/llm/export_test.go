@@ -7,4 +7,5 @@ var (
 	BackoffCap             = backoffCap
 	Backoff                = backoff
 	MaxResponseBytes int64 = maxResponseBytes
+	SleepContext           = sleepContext
 )
