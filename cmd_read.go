@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/store"
@@ -10,27 +14,48 @@ import (
 
 type readCmd struct {
 	Path      string `arg:"" help:"Workspace path (a path without extension gets .md)."`
-	StartLine int    `name:"start-line" help:"First line, 1-based." placeholder:"N"`
-	EndLine   int    `name:"end-line" help:"Last line, inclusive." placeholder:"M"`
+	StartLine string `name:"start-line" help:"First line, 1-based." placeholder:"N"`
+	EndLine   string `name:"end-line" help:"Last line, inclusive." placeholder:"M"`
 }
 
 func (readCmd) Help() string {
 	return `Prints a text file of the workspace. Output over 50 KiB is cut with a notice
 saying where to continue. Session files (session/dialog/*.jsonl) are shown one
-message per line as [speaker @ time] text.`
+message per line as [speaker @ time] text. Errors are worded as ReMe words them.`
 }
 
 func (c *readCmd) Run(ctx context.Context, app *App) error {
-	if c.StartLine < 0 || c.EndLine < 0 {
-		return usageError{fmt.Errorf("line numbers start at 1")}
+	start, err := lineArg("start_line", c.StartLine)
+	if err != nil {
+		return err
+	}
+	end, err := lineArg("end_line", c.EndLine)
+	if err != nil {
+		return err
+	}
+	// As ReMe: the range starts at line 1 at the earliest, and a given end
+	// before the start is refused before the file is read.
+	s := 1
+	if start != nil && *start > 1 {
+		s = *start
+	}
+	e := 0 // to the end
+	if end != nil {
+		if *end < s {
+			return answerError{fmt.Sprintf("start_line (%d) > end_line (%d)", s, *end)}
+		}
+		e = *end
+	}
+	if strings.TrimSpace(c.Path) == "" {
+		return answerError{"`path` is required"}
 	}
 	ws, err := app.Workspace(false)
 	if err != nil {
 		return err
 	}
-	res, err := ws.Read(c.Path, c.StartLine, c.EndLine)
+	res, err := ws.Read(c.Path, s, e)
 	if err != nil {
-		return err
+		return readError(ws, c.Path, err)
 	}
 	if app.Globals.JSON {
 		return app.printJSON(res)
@@ -39,6 +64,44 @@ func (c *readCmd) Run(ctx context.Context, app *App) error {
 		fmt.Fprintln(app.Stdout, res.Text)
 	}
 	return nil
+}
+
+// lineArg parses a line number the way ReMe reports a bad one.
+func lineArg(name, v string) (*int, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return nil, answerError{fmt.Sprintf("%s must be an integer, got '%s'", name, v)}
+	}
+	return &n, nil
+}
+
+// readError words a read failure as ReMe does: the file by its absolute
+// path, "does not exist", "is not a file", the line range.
+func readError(ws *store.Workspace, p string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrOutsideWorkspace):
+		return answerError{"`path` must stay inside the workspace"}
+	case errors.Is(err, store.ErrInvalidPath):
+		return usageError{err}
+	case errors.Is(err, store.ErrLineRange):
+		return err
+	}
+	rel, rerr := ws.Rel(p)
+	if rerr != nil {
+		return err
+	}
+	probed, _ := store.ResolveMarkdown(rel)
+	abs := ws.Abs(probed)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("file %s does not exist", abs)
+	}
+	if fi, serr := os.Stat(abs); serr == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("path %s is not a file", abs)
+	}
+	return err
 }
 
 type dailyListCmd struct {

@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/reme-dev/reme/index"
 )
 
-type reindexCmd struct{}
+type reindexCmd struct {
+	Scope string `enum:"all,bm25,tag,embedding" default:"all" help:"ReMe's index scopes: all, bm25 and tag rebuild the one index reme keeps (text, links and tags together); embedding has nothing to rebuild without an embedding model."`
+}
 
 func (reindexCmd) Help() string {
 	return `Throws the index content away and indexes every note under daily/ and digest/
@@ -17,31 +18,21 @@ again. Prints a line for every file that failed or was skipped, and a total.
 Raw resources and session files are never indexed for search.`
 }
 
-func (reindexCmd) Run(ctx context.Context, app *App) error {
+func (c reindexCmd) Run(ctx context.Context, app *App) error {
+	if c.Scope == "embedding" {
+		if app.Globals.JSON {
+			return app.printJSON([]index.FileResult{})
+		}
+		fmt.Fprintln(app.Stdout, "No embedding index is configured: nothing to rebuild.")
+		return nil
+	}
 	ix, err := app.Index(ctx, true)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	var mu sync.Mutex
-	lastPrint := time.Time{}
-	printed := false
-	progress := func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if now.Sub(start) < time.Second || now.Sub(lastPrint) < time.Second {
-			return
-		}
-		lastPrint, printed = now, true
-		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", done, total)
-	}
-	rep, err := ix.Rebuild(ctx, progress)
+	rep, err := ix.Rebuild(ctx, app.progress("reindex", "notes"))
 	if err != nil {
 		return err
-	}
-	if printed {
-		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", rep.Added, rep.Added)
 	}
 	failed, skipped := 0, 0
 	for _, p := range rep.Problems {

@@ -19,7 +19,7 @@ type searchCmd struct {
 	StartDate  string   `name:"start-date" help:"Only notes dated on or after this day (date from the path)." placeholder:"YYYY-MM-DD"`
 	EndDate    string   `name:"end-date" help:"Only notes dated on or before this day." placeholder:"YYYY-MM-DD"`
 	StrictDate bool     `name:"strict-date" help:"With a date bound, also leave out undated notes such as digest/."`
-	Tag        []string `help:"Only notes with this memory tag (repeatable: any of them)." placeholder:"TAG"`
+	Tag        []string `help:"Only notes with this tag: memory_tags, tags: or #tag, any case (repeatable: any of them)." placeholder:"TAG"`
 	Path       []string `help:"Only paths starting with this prefix (repeatable)." placeholder:"PREFIX"`
 }
 

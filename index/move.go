@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,11 +35,17 @@ type MoveOptions struct {
 	NoRetarget bool
 }
 
-// Retarget reports the inbound links a move rewrote.
+// Retarget reports the links a move rewrote.
 type Retarget struct {
 	FilesTouched int            `json:"files_touched"`
 	LinksChanged int            `json:"links_changed"`
 	ByFile       map[string]int `json:"by_file"`
+	// Ambiguous links may mean the moved file, or another with its name:
+	// they are reported and left as they are.
+	Ambiguous []LinkInfo `json:"ambiguous"`
+	// NotRetargeted links led to the moved file but no target in their
+	// form leads to its new path.
+	NotRetargeted []LinkInfo `json:"not_retargeted,omitempty"`
 }
 
 // MoveResult reports a move (ReMe's move metadata).
@@ -53,11 +61,24 @@ type MoveResult struct {
 // move that a crash interrupted. Every step after it is idempotent, so
 // recovery simply runs the remaining steps again.
 type moveJournal struct {
-	Src      string    `json:"src"`
-	Dst      string    `json:"dst"`
-	Retarget bool      `json:"retarget"`
-	Inbound  []string  `json:"inbound"`
-	Started  time.Time `json:"started"`
+	Src      string `json:"src"`
+	Dst      string `json:"dst"`
+	Retarget bool   `json:"retarget"`
+	// Inbound are the files whose links the move rewrites, with the edits
+	// planned for each (the moved file's own are under Src) and the hash of
+	// each file before them, so that a file already rewritten is not
+	// rewritten twice.
+	Inbound []string              `json:"inbound"`
+	Edits   map[string][]linkEdit `json:"edits,omitempty"`
+	Before  map[string]string     `json:"before,omitempty"`
+	Started time.Time             `json:"started"`
+}
+
+// linkEdit replaces a link target as written in a file.
+type linkEdit struct {
+	Markdown bool   `json:"markdown,omitempty"`
+	From     string `json:"from"`
+	To       string `json:"to"`
 }
 
 func (ix *Index) journalPath() string { return ix.ws.MetadataPath("move.journal.json") }
@@ -119,8 +140,9 @@ func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*M
 			return err
 		}
 		j := &moveJournal{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Started: time.Now().UTC()}
+		var plan *Retarget
 		if j.Retarget {
-			if j.Inbound, err = ix.inboundSources(ctx, src); err != nil {
+			if plan, err = ix.planMove(ctx, j); err != nil {
 				return err
 			}
 		}
@@ -137,10 +159,173 @@ func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*M
 		res, err = ix.runMove(ctx, j)
 		if err == nil {
 			res.Size = fi.Size()
+			if plan != nil {
+				res.Retarget.Ambiguous, res.Retarget.NotRetargeted = plan.Ambiguous, plan.NotRetargeted
+			}
 		}
 		return err
 	})
 	return res, err
+}
+
+// planMove decides, before anything changes, which links the move must
+// rewrite so that every link that led to src leads to dst, and every other
+// link still leads where it did (the moved note's own relative links; short
+// links that dst's name would make ambiguous). Each keeps its form. The
+// edits go into the journal.
+func (ix *Index) planMove(ctx context.Context, j *moveJournal) (*Retarget, error) {
+	rep := &Retarget{Ambiguous: []LinkInfo{}}
+	pre := ix.newLinkFiles(ctx, ix.db, true)
+	post := ix.newLinkFiles(ctx, ix.db, true)
+	post.pretend(j.Src, false)
+	post.pretend(j.Dst, true)
+	// the notes that may hold such links: links found to src, and links by
+	// src's or dst's name
+	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.note_id
+		WHERE l.target = ? OR l.name IN (?, ?) ORDER BY n.path`, j.Src, store.LinkName(j.Src), store.LinkName(j.Dst))
+	if err != nil {
+		return nil, fmt.Errorf("find inbound links: %w", err)
+	}
+	var files []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find inbound links: %w", err)
+		}
+		files = append(files, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find inbound links: %w", err)
+	}
+	if strings.HasSuffix(j.Src, ".md") && !contains(files, j.Src) {
+		files = append(files, j.Src)
+	}
+	j.Edits, j.Before = map[string][]linkEdit{}, map[string]string{}
+	for _, from := range files {
+		raw, err := os.ReadFile(ix.ws.Abs(from))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("read %s: %w", from, err)
+		}
+		links := noteLinks(store.ParseNote(from, raw))
+		at := from
+		if from == j.Src {
+			at = j.Dst
+		}
+		var edits []linkEdit
+		var edited []LinkInfo
+		wants := make([]string, len(links))
+		for i, l := range links {
+			was := store.ResolveLink(from, l.Link, pre)
+			info := LinkInfo{From: from, Line: l.Line, Field: l.field, Written: l.Target, Markdown: l.Markdown, Embed: l.Embed,
+				Anchor: l.Anchor, Status: string(was.Status), Target: was.Path, Candidates: was.Candidates}
+			if was.Status == store.LinkAmbiguous && contains(was.Candidates, j.Src) {
+				rep.Ambiguous = append(rep.Ambiguous, info)
+				continue
+			}
+			if !was.Status.Resolves() {
+				continue
+			}
+			want := was.Path
+			if want == j.Src {
+				want = j.Dst
+			}
+			wants[i] = want
+			if now := store.ResolveLink(at, l.Link, post); now.Status.Resolves() && now.Path == want {
+				continue
+			}
+			text, ok := store.LinkTextFor(at, l.Link, was, want, post)
+			if !ok {
+				rep.NotRetargeted = append(rep.NotRetargeted, info)
+				continue
+			}
+			if l.Markdown {
+				text = store.EncodeMarkdownDest(text, l.Angle, l.written)
+			}
+			edited = append(edited, info)
+			e := linkEdit{Markdown: l.Markdown, From: l.written, To: text}
+			if !containsEdit(edits, e) {
+				edits = append(edits, e)
+			}
+		}
+		if len(edits) > 0 && !editsHold(at, raw, edits, wants, post) {
+			// a rewrite that would change how the note reads (a markdown
+			// destination whose parentheses balance across its #anchor):
+			// leave the file as it is and say so
+			rep.NotRetargeted = append(rep.NotRetargeted, edited...)
+			edits = nil
+		}
+		if len(edits) == 0 {
+			continue
+		}
+		j.Edits[from] = edits
+		j.Before[from] = sha256Hex(raw)
+		if from != j.Src {
+			j.Inbound = append(j.Inbound, from)
+		}
+	}
+	return rep, nil
+}
+
+// foundLink is a link of a note with the text its target is written as.
+type foundLink struct {
+	store.Link
+	written, field string
+}
+
+// noteLinks lists a note's links as the index does: the body's, then the
+// frontmatter's.
+func noteLinks(n *store.Note) []foundLink {
+	var links []foundLink
+	for _, l := range store.ParseNoteLinks(n.Body, n.BodyLine) {
+		links = append(links, foundLink{l, n.Body[l.TargetStart:l.TargetEnd], ""})
+	}
+	if n.FMErr == nil {
+		for _, l := range n.FrontmatterLinks() {
+			links = append(links, foundLink{l.Link, l.Target, l.Key})
+		}
+	}
+	return links
+}
+
+// editsHold checks a planned rewrite on the file's bytes: the note keeps
+// the same links, and each that led somewhere leads where it should.
+func editsHold(at string, raw []byte, edits []linkEdit, wants []string, files store.LinkFiles) bool {
+	out, _, err := applyEdits(at, raw, edits)
+	if err != nil {
+		return false
+	}
+	after := noteLinks(store.ParseNote(at, out))
+	if len(after) != len(wants) {
+		return false
+	}
+	for i, want := range wants {
+		if want == "" {
+			continue
+		}
+		if r := store.ResolveLink(at, after[i].Link, files); !r.Status.Resolves() || r.Path != want {
+			return false
+		}
+	}
+	return true
+}
+
+func containsEdit(es []linkEdit, e linkEdit) bool {
+	for _, x := range es {
+		if x.Markdown == e.Markdown && x.From == e.From {
+			return true
+		}
+	}
+	return false
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // inboundSources lists the notes that link to target, excluding itself.
@@ -174,8 +359,8 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 	switch {
 	case err == nil:
 		if j.Retarget && strings.HasSuffix(j.Src, ".md") {
-			// links from the note to itself follow it
-			if nb, n, err := retargetNote(j.Src, raw, j.Src, j.Dst); err != nil {
+			// the note's links to itself, and its relative links, follow it
+			if nb, n, err := applyEdits(j.Src, raw, j.editsFor(j.Src)); err != nil {
 				return nil, err
 			} else if n > 0 {
 				raw = nb
@@ -196,7 +381,7 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 		return nil, err
 	}
 	for i, p := range j.Inbound {
-		n, err := ix.retargetFile(p, j.Src, j.Dst)
+		n, err := ix.retargetFile(p, j)
 		if err != nil {
 			return nil, err
 		}
@@ -266,8 +451,19 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// retargetFile rewrites links src→dst in one note; it returns the count.
-func (ix *Index) retargetFile(rel, src, dst string) (int, error) {
+// editsFor returns the edits planned for a file. A journal written before
+// edits were planned asks for ReMe's rewrite: [[src]] to [[dst]].
+func (j *moveJournal) editsFor(rel string) []linkEdit {
+	if j.Edits == nil {
+		return []linkEdit{{From: j.Src, To: j.Dst}}
+	}
+	return j.Edits[rel]
+}
+
+// retargetFile applies the planned edits to one note; it returns the count.
+// A file that no longer has the bytes it was planned on was rewritten
+// already (by the run a crash interrupted) and is left alone.
+func (ix *Index) retargetFile(rel string, j *moveJournal) (int, error) {
 	raw, err := os.ReadFile(ix.ws.Abs(rel))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -275,7 +471,10 @@ func (ix *Index) retargetFile(rel, src, dst string) (int, error) {
 		}
 		return 0, fmt.Errorf("retarget %s: %w", rel, err)
 	}
-	out, n, err := retargetNote(rel, raw, src, dst)
+	if before, ok := j.Before[rel]; ok && before != sha256Hex(raw) {
+		return 0, nil
+	}
+	out, n, err := applyEdits(rel, raw, j.editsFor(rel))
 	if err != nil || n == 0 {
 		return 0, err
 	}
@@ -285,15 +484,35 @@ func (ix *Index) retargetFile(rel, src, dst string) (int, error) {
 	return n, nil
 }
 
-// retargetNote rewrites the body only; the header (even one whose YAML does
-// not parse) is kept byte for byte.
-func retargetNote(rel string, raw []byte, src, dst string) ([]byte, int, error) {
-	n := store.ParseNote(rel, raw)
-	body, count := store.RetargetLinks(n.Body, src, dst)
-	if count == 0 {
+// applyEdits rewrites the links of a note whose target is written as an
+// edit's From, in the body and in frontmatter values; everything else,
+// including a header whose YAML does not parse, stays byte for byte.
+func applyEdits(rel string, raw []byte, edits []linkEdit) ([]byte, int, error) {
+	if len(edits) == 0 {
 		return raw, 0, nil
 	}
+	type key struct {
+		markdown bool
+		from     string
+	}
+	to := map[key]string{}
+	for _, e := range edits {
+		to[key{e.Markdown, e.From}] = e.To
+	}
+	repl := func(l store.Link, written string) (string, bool) {
+		t, ok := to[key{l.Markdown, written}]
+		return t, ok
+	}
+	n := store.ParseNote(rel, raw)
+	body, count := store.ReplaceLinks(n.Body, store.ParseNoteLinks(n.Body, n.BodyLine), repl)
 	n.Body = body
+	k, err := n.RetargetFrontmatterLinks(repl)
+	if err != nil {
+		return nil, 0, fmt.Errorf("retarget %s: %w", rel, err)
+	}
+	if count += k; count == 0 {
+		return raw, 0, nil
+	}
 	out, err := n.Bytes()
 	if err != nil {
 		return nil, 0, fmt.Errorf("retarget %s: %w", rel, err)
@@ -303,6 +522,9 @@ func retargetNote(rel string, raw []byte, src, dst string) ([]byte, int, error) 
 
 // recoverMoves finishes a move that a crash interrupted.
 func (ix *Index) recoverMoves(ctx context.Context) error {
+	if ix.readOnly != nil {
+		return nil // Open warned: it is finished where the workspace can be written
+	}
 	b, err := os.ReadFile(ix.journalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -337,6 +559,9 @@ type InboundReport struct {
 	FilesTouched int            `json:"files_touched"`
 	LinksTotal   int            `json:"links_total"`
 	ByFile       map[string]int `json:"by_file"`
+	// Ambiguous links may have meant a removed file (or another with its
+	// name).
+	Ambiguous []LinkInfo `json:"ambiguous"`
 }
 
 // DeleteResult reports a delete.
@@ -355,7 +580,7 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 	if err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Path: rel, Inbound: InboundReport{ByFile: map[string]int{}}}
+	res := &DeleteResult{Path: rel, Inbound: InboundReport{ByFile: map[string]int{}, Ambiguous: []LinkInfo{}}}
 	err = ix.Locked(ctx, func() error {
 		fi, err := os.Lstat(ix.ws.Abs(rel))
 		if err != nil {
@@ -398,7 +623,7 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 		if err := ix.UpdatePaths(ctx, touched...); err != nil {
 			return err
 		}
-		return ix.countInbound(ctx, rel, res)
+		return ix.countInbound(ctx, res)
 	})
 	if err != nil {
 		return nil, err
@@ -412,27 +637,51 @@ func (ix *Index) walkFiles(dir string, out *[]string) error {
 	})
 }
 
-// countInbound counts links to the removed paths from notes outside them.
-func (ix *Index) countInbound(ctx context.Context, rel string, res *DeleteResult) error {
-	rows, err := ix.db.QueryContext(ctx, `SELECT n.path, count(*) FROM links l JOIN notes n ON n.id = l.note_id
-		WHERE (l.target = ? OR l.target LIKE ? ESCAPE '\') AND n.path != ? AND n.path NOT LIKE ? ESCAPE '\'
-		GROUP BY n.path ORDER BY n.path`, rel, likePrefix(rel+"/"), rel, likePrefix(rel+"/"))
-	if err != nil {
-		return fmt.Errorf("count inbound links: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p string
-		var n int
-		if err := rows.Scan(&p, &n); err != nil {
-			return fmt.Errorf("count inbound links: %w", err)
-		}
-		res.Inbound.ByFile[p] = n
-		res.Inbound.FilesTouched++
-		res.Inbound.LinksTotal += n
-	}
+// countInbound finds the links, in notes that remain, that led to a
+// removed file: the stored links by a removed file's name, resolved as if
+// the files were still there.
+func (ix *Index) countInbound(ctx context.Context, res *DeleteResult) error {
 	sort.Strings(res.Files)
-	return rows.Err()
+	gone := map[string]bool{}
+	before := ix.newLinkFiles(ctx, ix.db, true)
+	var names []string
+	for _, f := range res.Files {
+		gone[f] = true
+		before.pretend(f, true)
+		names = append(names, store.LinkName(f))
+	}
+	// links by a removed file's name, and those that named one exactly
+	links, err := linksNaming(ctx, ix.db, sortedUnique(names), res.Files)
+	if err != nil {
+		return err
+	}
+	for _, li := range links {
+		if gone[li.From] || within(li.From, res.Path) {
+			continue
+		}
+		r := store.ResolveLink(li.From, store.Link{Target: li.Written, Markdown: li.Markdown}, before)
+		switch {
+		case r.Status.Resolves() && gone[r.Path]:
+			if res.Inbound.ByFile[li.From] == 0 {
+				res.Inbound.FilesTouched++
+			}
+			res.Inbound.ByFile[li.From]++
+			res.Inbound.LinksTotal++
+		case r.Status == store.LinkAmbiguous && anyIn(r.Candidates, gone):
+			li.Status, li.Target, li.Candidates = string(r.Status), r.Path, r.Candidates
+			res.Inbound.Ambiguous = append(res.Inbound.Ambiguous, li)
+		}
+	}
+	return before.err
+}
+
+func anyIn(xs []string, set map[string]bool) bool {
+	for _, x := range xs {
+		if set[x] {
+			return true
+		}
+	}
+	return false
 }
 
 // fsWalk calls fn with the slash-separated path, relative to root, of every

@@ -17,7 +17,7 @@ func moveFiles() map[string]string {
 		"daily/2026-06-20/old-name.md": card("old-name", "the card being renamed", "Self link [[daily/2026-06-20/old-name.md#Top]].\n"),
 		"daily/2026-06-20/other.md": card("other", "links to it", "See [[daily/2026-06-20/old-name.md]], "+
 			"![[daily/2026-06-20/old-name.md]], [[daily/2026-06-20/old-name.md#Decisions|the decisions]], "+
-			"[[old-name]] (short form, not a path) and `[[daily/2026-06-20/old-name.md]]` in code.\n"),
+			"[[old-name]] (short form, as Obsidian writes it) and `[[daily/2026-06-20/old-name.md]]` in code.\n"),
 		"digest/wiki/topic.md":          "---\nname: [broken yaml\n---\n\nsource: [[daily/2026-06-20/old-name.md|card]]\n",
 		"daily/2026-06-19/unrelated.md": card("unrelated", "no links", "nothing here\n"),
 	}
@@ -61,8 +61,8 @@ func TestMoveRetargetsInboundLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBy := map[string]int{"daily/2026-06-20.md": 1, "daily/2026-06-20/other.md": 3, "digest/wiki/topic.md": 1}
-	if !cmp.Equal(res.Retarget.ByFile, wantBy) || res.Retarget.LinksChanged != 5 || !res.SrcRemoved {
+	wantBy := map[string]int{"daily/2026-06-20.md": 1, "daily/2026-06-20/other.md": 4, "digest/wiki/topic.md": 1}
+	if !cmp.Equal(res.Retarget.ByFile, wantBy) || res.Retarget.LinksChanged != 6 || !res.SrcRemoved {
 		t.Errorf("result %+v by_file %v", res, res.Retarget.ByFile)
 	}
 	files := snapshot(t, ws)
@@ -71,7 +71,7 @@ func TestMoveRetargetsInboundLinks(t *testing.T) {
 	}
 	wantOther := card("other", "links to it", "See [[daily/2026-06-20/new-name.md]], "+
 		"![[daily/2026-06-20/new-name.md]], [[daily/2026-06-20/new-name.md#Decisions|the decisions]], "+
-		"[[old-name]] (short form, not a path) and `[[daily/2026-06-20/old-name.md]]` in code.\n")
+		"[[new-name]] (short form, as Obsidian writes it) and `[[daily/2026-06-20/old-name.md]]` in code.\n")
 	if diff := cmp.Diff(wantOther, files["daily/2026-06-20/other.md"]); diff != "" {
 		t.Errorf("other.md (-want +got):\n%s", diff)
 	}
@@ -242,8 +242,8 @@ func TestDeleteReportsInboundLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"daily/2026-06-20/other.md": 3, "digest/wiki/topic.md": 1}
-	if !cmp.Equal(res.Inbound.ByFile, want) || res.Inbound.LinksTotal != 4 || res.Inbound.FilesTouched != 2 {
+	want := map[string]int{"daily/2026-06-20/other.md": 4, "digest/wiki/topic.md": 1}
+	if !cmp.Equal(res.Inbound.ByFile, want) || res.Inbound.LinksTotal != 5 || res.Inbound.FilesTouched != 2 {
 		t.Errorf("inbound %+v (the refreshed day index must not be counted)", res.Inbound)
 	}
 	if ws.Exists("daily/2026-06-20/old-name.md") {

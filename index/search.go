@@ -111,7 +111,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 		ph := make([]string, len(tags))
 		for i, t := range tags {
 			ph[i] = "?"
-			args = append(args, t.Key)
+			args = append(args, t)
 		}
 		where = append(where, "n.id IN (SELECT note_id FROM tags WHERE tag IN ("+strings.Join(ph, ",")+"))")
 	}
@@ -234,7 +234,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string) (map[string
 		return res, nil
 	}
 	ph := placeholders(len(ids))
-	rows, err := ix.db.QueryContext(ctx, `SELECT note_id, label FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
+	rows, err := ix.db.QueryContext(ctx, `SELECT note_id, tag FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("link expansion: %w", err)
 	}
@@ -250,7 +250,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string) (map[string
 	err = ix.neighbors(ctx, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
 		group_concat(l.anchor, char(31))
 		FROM links l LEFT JOIN notes t ON t.path = l.target
-		WHERE l.note_id IN (`+ph+`)
+		WHERE l.note_id IN (`+ph+`) AND l.field = ''
 		GROUP BY l.note_id, l.target ORDER BY l.note_id, min(l.rowid)`, ids, func(id int64, _ string, n Neighbor) {
 		if p := notes[id]; n.Path != p && len(res[p].out) < maxNeighbors {
 			res[p].out = append(res[p].out, n)
@@ -261,7 +261,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string) (map[string
 	}
 	err = ix.neighbors(ctx, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
 		FROM links l JOIN notes s ON s.id = l.note_id
-		WHERE l.target IN (`+ph+`)
+		WHERE l.target IN (`+ph+`) AND l.field = ''
 		GROUP BY l.target, s.path ORDER BY l.target, s.path`, paths, func(_ int64, target string, n Neighbor) {
 		if e := res[target]; e != nil && n.Path != target && len(e.in) < maxNeighbors {
 			e.in = append(e.in, n)

@@ -44,6 +44,26 @@ conv='[{"role":"user","content":"Our rate limit is 100 requests per second with 
 export REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789
 "$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"
 
+# The Claude Code Stop hook: a 300-turn session (1.7 MB transcript), one new
+# turn appended before each run; the hook saves it and starts the background
+# run (against the instant fake model), whose own time is not counted.
+go build -o "$dir/gentranscript" ./scripts/gentranscript
+hook="$dir/hook"
+mkdir -p "$hook"
+"$dir/gentranscript" -n 300 > "$hook/transcript.jsonl"
+echo 300 > "$hook/next"
+printf '{"session_id":"6f1c2a3b-4d5e-4f60-8172-93a4b5c6d7e8","transcript_path":"%s","cwd":"%s","permission_mode":"default","hook_event_name":"Stop","stop_hook_active":false}\n' \
+  "$hook/transcript.jsonl" "$hook" > "$hook/stop.json"
+"$reme" -w "$ws" auto_memory_cc < "$hook/stop.json" > /dev/null # the session's first Stop copies all 300 turns
+"$run" -name "Stop hook (auto_memory_cc)" -n "$RUNS" -stdin "$hook/stop.json" \
+  -before "n=\$(cat '$hook/next'); '$dir/gentranscript' -from \$n >> '$hook/transcript.jsonl'; echo \$((n+1)) > '$hook/next'" \
+  -- "$reme" -w "$ws" auto_memory_cc
+# let the queued background runs finish before the fake model goes away
+for _ in $(seq 600); do
+  [ "$(grep -cE '\] (created|updated|unchanged|skipped)' "$ws/metadata/logs/auto_memory_cc.log")" -ge $((RUNS + 2)) ] && break
+  sleep 0.1
+done
+
 # reme watch: time from writing a new resource to its card existing
 "$reme" -w "$ws" watch 2> "$dir/watch.log" &
 watch_pid=$!

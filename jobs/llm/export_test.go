@@ -1,5 +1,7 @@
 package llm
 
+import "encoding/json"
+
 // Internals that the external tests (package llm_test) check.
 var (
 	RetryAfterCap          = retryAfterCap
@@ -9,3 +11,12 @@ var (
 	MaxResponseBytes int64 = maxResponseBytes
 	SleepContext           = sleepContext
 )
+
+// ParseOpenAIResponse decodes a chat completions answer as the client does.
+func ParseOpenAIResponse(body []byte) (*Response, error) {
+	var r oaResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	return fromOpenAIResponse(&r)
+}
