@@ -534,11 +534,7 @@ type SaveResult struct {
 // crash never blocks the session; any other line that is not a message is
 // an error, and the file is left as it is.
 func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, error) {
-	rel, err := w.Rel(rel)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := readOptional(w.Abs(rel), rel)
+	rel, raw, err := w.readOptional(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -687,11 +683,7 @@ const CorruptSuffix = ".corrupt"
 // It returns nil when there was nothing to repair. Callers hold the file's
 // lock.
 func (w *Workspace) RepairTail(rel string, isRecord func(line []byte) bool) (*SetAside, error) {
-	rel, err := w.Rel(rel)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := readOptional(w.Abs(rel), rel)
+	rel, raw, err := w.readOptional(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -744,15 +736,20 @@ func isMessageLine(line []byte) bool {
 	return json.Unmarshal(line, &m) == nil && m.ID != ""
 }
 
-func readOptional(abs, rel string) ([]byte, error) {
-	raw, err := os.ReadFile(abs)
+// readOptional validates rel and reads the file; a missing file is nil.
+func (w *Workspace) readOptional(rel string) (string, []byte, error) {
+	rel, err := w.Rel(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	raw, err := os.ReadFile(w.Abs(rel))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return rel, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+		return "", nil, fmt.Errorf("read %s: %w", rel, err)
 	}
-	return raw, nil
+	return rel, raw, nil
 }
 
 // ReadDialog loads a session file; a missing file is an empty session.
@@ -760,7 +757,7 @@ func readOptional(abs, rel string) ([]byte, error) {
 // of that shape, or without an id) is an error naming the line, so that
 // SaveDialog never rewrites, and silently drops, what it cannot read.
 func (w *Workspace) ReadDialog(rel string) ([]Message, []byte, error) {
-	raw, err := readOptional(w.Abs(rel), rel)
+	rel, raw, err := w.readOptional(rel)
 	if err != nil || raw == nil {
 		return nil, nil, err
 	}
