@@ -12,11 +12,13 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -32,22 +34,29 @@ type Globals struct {
 type cli struct {
 	Globals
 
-	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
-	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
-	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
-	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
-	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
-	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
-	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
-	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
-	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
-	Links        linksCmd        `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
-	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
-	Config       configCmd       `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
-	Version      versionCmd      `cmd:"" help:"Print the version."`
-	Help         helpCmd         `cmd:"" help:"Describe the commands, or one command."`
+	AutoMemory      autoMemoryCmd      `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
+	AutoMemoryCC    autoMemoryCCCmd    `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
+	AutoMemoryCodex autoMemoryCodexCmd `cmd:"" name:"auto_memory_codex" aliases:"auto-memory-codex" help:"Turn a Codex CLI session into the day's memory card (Stop hook)."`
+	AutoResource    autoResourceCmd    `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch           watchCmd           `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
+	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read            readCmd            `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList       dailyListCmd       `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex    dailyReindexCmd    `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags        listTagsCmd        `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
+	Move            moveCmd            `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
+	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
+	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
+	History         historyCmd         `cmd:"" help:"List the changes reme made, run by run."`
+	Undo            undoCmd            `cmd:"" help:"Restore every file a run changed, byte for byte."`
+	Setup           setupCmd           `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
+	MCP             mcpCmd             `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
+	Config          configCmd          `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
+	Version         versionCmd         `cmd:"" help:"Print the version."`
+	Help            helpCmd            `cmd:"" help:"Describe the commands, or one command."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
@@ -69,6 +78,11 @@ type App struct {
 	cfg    *Config
 	ws     *store.Workspace
 	ix     *index.Index
+	// wrapModel, when set, wraps the chat model a job gets (the MCP server
+	// reports each model call as progress).
+	wrapModel func(llm.Client) llm.Client
+	// command is the command's name, for the journal's trigger
+	command string
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -150,6 +164,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return app.fail(err)
 	}
+	app.command = strings.Fields(kctx.Command() + " ")[0]
 	app.setup()
 	defer app.close()
 	if err := app.resolveWorkspace(); err != nil {
@@ -300,8 +315,12 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 		return nil, err
 	}
 	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
-		Progress: a.progress("indexing", "notes")})
+		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger()})
 	if err != nil {
+		if store.LowOnSpace(ws.Root, 1<<20) {
+			// SQLite says "disk I/O error" when it cannot grow its files
+			return nil, fmt.Errorf("%w (the disk holding %s is full: no space left on device)", err, ws.Root)
+		}
 		return nil, err
 	}
 	a.ix = ix
@@ -309,14 +328,17 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 }
 
 // crashHook lets tests kill this process (SIGKILL, no cleanup) at a named
-// step of a move, to prove that the next command finishes it.
+// step of a journaled run ("dst-written"), or at its Nth step ("#3"), to
+// prove that the next command finishes or rolls it back.
 func (a *App) crashHook() func(string) error {
 	at := a.Getenv("REME_CRASH_AT")
 	if at == "" {
 		return nil
 	}
+	n := 0
 	return func(step string) error {
-		if step == at {
+		n++
+		if step == at || at == "#"+strconv.Itoa(n) {
 			p, _ := os.FindProcess(os.Getpid())
 			p.Kill()
 			select {} // the kill is asynchronous; never carry on
@@ -360,6 +382,26 @@ func (a *App) Today() (string, error) {
 		return "", err
 	}
 	return a.Now().In(loc).Format(time.DateOnly), nil
+}
+
+// answer is what a command found or did: the text it prints, and the value
+// that --json prints. The CLI prints it and the MCP server returns it, so
+// both faces run the same code.
+type answer interface {
+	text() string
+	jsonValue() any
+}
+
+// emit prints a command's answer, or passes its error on.
+func (a *App) emit(ans answer, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.Globals.JSON {
+		return a.printJSON(ans.jsonValue())
+	}
+	_, err = io.WriteString(a.Stdout, ans.text())
+	return err
 }
 
 func (a *App) printJSON(v any) error {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
@@ -33,6 +34,8 @@ type Config struct {
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
 	Redact       RedactConfig   `yaml:"redact" json:"redact"`
+	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
+	Journal      JournalConfig  `yaml:"journal" json:"journal"`
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
@@ -134,6 +137,8 @@ func defaultConfig() *Config {
 			SessionWait: Duration(10 * time.Minute)},
 		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000, MaxImageMemory: 256 << 20},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
+		Journal:  JournalConfig{KeepDays: 90},
 	}
 }
 
@@ -377,6 +382,12 @@ func (c *Config) validate() error {
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
+	}
+	if err := c.Maintain.validate(); err != nil {
+		return err
+	}
+	if c.Journal.KeepDays < 1 {
+		return fmt.Errorf("journal.keep_days must be at least 1")
 	}
 	switch c.LLM.Provider {
 	case "", providerCohere, providerOpenAI:

@@ -37,7 +37,7 @@ func isHookCommand(args []string) bool {
 			continue
 		}
 		switch strings.TrimLeft(a, "-") {
-		case "auto_memory_cc", "auto-memory-cc":
+		case "auto_memory_cc", "auto-memory-cc", "auto_memory_codex", "auto-memory-codex":
 			return true
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -116,7 +116,7 @@ func logHookFailure(root string, args []string, stderr string, now time.Time) {
 // startDistiller starts `reme auto_memory_cc --background` for a session in
 // a process of its own session group, with its output going to the log, and
 // returns without waiting for it.
-func (a *App) startDistiller(c *autoMemoryCCCmd, sid, transcript string) (pid int, logPath string, err error) {
+func (a *App) startDistiller(command string, c *autoMemoryCCCmd, sid, transcript string) (pid int, logPath string, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, "", err
@@ -124,7 +124,7 @@ func (a *App) startDistiller(c *autoMemoryCCCmd, sid, transcript string) (pid in
 	if transcript, err = filepath.Abs(transcript); err != nil {
 		return 0, "", err
 	}
-	args := []string{"-w", a.root, "-v", "auto_memory_cc", "--background", "--session-id", sid, "--transcript-path", transcript}
+	args := []string{"-w", a.root, "-v", command, "--background", "--session-id", sid, "--transcript-path", transcript}
 	if a.Globals.Verbose > 1 {
 		args[2] = "-vv"
 	}

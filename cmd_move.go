@@ -37,30 +37,41 @@ other than daily/ and digest/).`
 }
 
 func (c *moveCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// moveAnswer is a finished move and the links it rewrote.
+type moveAnswer index.MoveResult
+
+func (m *moveAnswer) jsonValue() any { return (*index.MoveResult)(m) }
+
+func (m *moveAnswer) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Moved %s → %s\n", m.Src, m.Dst)
+	if m.Retarget != nil {
+		fmt.Fprintf(&b, "Retargeted %d link(s) in %d file(s)\n", m.Retarget.LinksChanged, m.Retarget.FilesTouched)
+		for _, p := range sortedKeys(m.Retarget.ByFile) {
+			fmt.Fprintf(&b, "  %s: %d\n", p, m.Retarget.ByFile[p])
+		}
+		writeLinkList(&b, "ambiguous link(s) may mean it and were left as they are", m.Retarget.Ambiguous)
+		writeLinkList(&b, "link(s) to it could not be rewritten", m.Retarget.NotRetargeted)
+	}
+	return b.String()
+}
+
+func (c *moveCmd) answer(ctx context.Context, app *App) (*moveAnswer, error) {
 	ix, err := app.Index(ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkMoveVisible(ix.Workspace(), c.SrcPath, c.DstPath); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	res, err := ix.Move(ctx, c.SrcPath, c.DstPath, index.MoveOptions{Overwrite: c.Overwrite, NoRetarget: !c.Retarget})
 	if err != nil {
-		return pathArgError(err)
+		return nil, pathArgError(err)
 	}
-	if app.Globals.JSON {
-		return app.printJSON(res)
-	}
-	fmt.Fprintf(app.Stdout, "Moved %s → %s\n", res.Src, res.Dst)
-	if res.Retarget != nil {
-		fmt.Fprintf(app.Stdout, "Retargeted %d link(s) in %d file(s)\n", res.Retarget.LinksChanged, res.Retarget.FilesTouched)
-		for _, p := range sortedKeys(res.Retarget.ByFile) {
-			fmt.Fprintf(app.Stdout, "  %s: %d\n", p, res.Retarget.ByFile[p])
-		}
-		writeLinkList(app.Stdout, "ambiguous link(s) may mean it and were left as they are", res.Retarget.Ambiguous)
-		writeLinkList(app.Stdout, "link(s) to it could not be rewritten", res.Retarget.NotRetargeted)
-	}
-	return nil
+	return (*moveAnswer)(res), nil
 }
 
 type deleteCmd struct {

@@ -25,13 +25,29 @@ message per line as [speaker @ time] text. Errors are worded as ReMe words them.
 }
 
 func (c *readCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// readAnswer is the lines a read returned.
+type readAnswer store.ReadResult
+
+func (r *readAnswer) jsonValue() any { return (*store.ReadResult)(r) }
+
+func (r *readAnswer) text() string {
+	if r.Text == "" {
+		return ""
+	}
+	return r.Text + "\n"
+}
+
+func (c *readCmd) answer(ctx context.Context, app *App) (*readAnswer, error) {
 	start, err := lineArg("start_line", c.StartLine)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	end, err := lineArg("end_line", c.EndLine)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// As ReMe: the range starts at line 1 at the earliest, and a given end
 	// before the start is refused before the file is read.
@@ -42,28 +58,22 @@ func (c *readCmd) Run(ctx context.Context, app *App) error {
 	e := 0 // to the end
 	if end != nil {
 		if *end < s {
-			return answerError{fmt.Sprintf("start_line (%d) > end_line (%d)", s, *end)}
+			return nil, answerError{fmt.Sprintf("start_line (%d) > end_line (%d)", s, *end)}
 		}
 		e = *end
 	}
 	if strings.TrimSpace(c.Path) == "" {
-		return answerError{"`path` is required"}
+		return nil, answerError{"`path` is required"}
 	}
 	ws, err := app.Workspace(false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := ws.Read(c.Path, s, e)
 	if err != nil {
-		return readError(ws, c.Path, err)
+		return nil, readError(ws, c.Path, err)
 	}
-	if app.Globals.JSON {
-		return app.printJSON(res)
-	}
-	if res.Text != "" {
-		fmt.Fprintln(app.Stdout, res.Text)
-	}
-	return nil
+	return (*readAnswer)(res), nil
 }
 
 // lineArg parses a line number the way ReMe reports a bad one.
@@ -109,38 +119,48 @@ type dailyListCmd struct {
 }
 
 func (c *dailyListCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// dailyListAnswer is a day's cards with their frontmatter.
+type dailyListAnswer struct {
+	Date  string           `json:"date"`
+	Count int              `json:"count"`
+	Notes []map[string]any `json:"notes"`
+	lines []string
+}
+
+func (d *dailyListAnswer) jsonValue() any { return d }
+
+func (d *dailyListAnswer) text() string {
+	if d.Count == 0 {
+		return fmt.Sprintf("No notes found for %s\n", d.Date)
+	}
+	return strings.Join(d.lines, "\n") + "\n"
+}
+
+func (c *dailyListCmd) answer(ctx context.Context, app *App) (*dailyListAnswer, error) {
 	date, err := app.dateOrToday(c.Date)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ws, err := app.Workspace(false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	notes, err := ws.DailyNotes(date)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	out := &dailyListAnswer{Date: date, Count: len(notes), Notes: make([]map[string]any, 0, len(notes))}
 	for _, n := range notes {
 		if n.FMErr != nil {
 			app.Log.Warn("frontmatter does not parse", "path", n.Path, "err", n.FMErr)
 		}
+		out.Notes = append(out.Notes, n.Fields())
+		out.lines = append(out.lines, store.DailyListLine(n))
 	}
-	if app.Globals.JSON {
-		rows := make([]map[string]any, 0, len(notes))
-		for _, n := range notes {
-			rows = append(rows, n.Fields())
-		}
-		return app.printJSON(map[string]any{"date": date, "count": len(notes), "notes": rows})
-	}
-	if len(notes) == 0 {
-		fmt.Fprintf(app.Stdout, "No notes found for %s\n", date)
-		return nil
-	}
-	for _, n := range notes {
-		fmt.Fprintln(app.Stdout, store.DailyListLine(n))
-	}
-	return nil
+	return out, nil
 }
 
 // dateOrToday validates an explicit date strictly, or returns today.
@@ -202,24 +222,34 @@ type listTagsCmd struct {
 }
 
 func (c *listTagsCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// tagsAnswer is one page of tags with their note counts.
+type tagsAnswer index.TagPage
+
+func (t *tagsAnswer) jsonValue() any { return (*index.TagPage)(t) }
+
+func (t *tagsAnswer) text() string {
+	if t.TotalTags == 0 {
+		return "No tags.\n"
+	}
+	var b strings.Builder
+	for _, it := range t.Items {
+		fmt.Fprintf(&b, "%s\t%d\n", it[0], it[1])
+	}
+	fmt.Fprintf(&b, "(tags %d-%d of %d, page %d of %d)\n", t.Range[0], t.Range[1], t.TotalTags, t.Page, t.TotalPages)
+	return b.String()
+}
+
+func (c *listTagsCmd) answer(ctx context.Context, app *App) (*tagsAnswer, error) {
 	ix, err := app.FreshIndex(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	page, err := ix.ListTags(ctx, index.TagListOptions{Page: c.Page, PageSize: c.PageSize, OrderBy: c.OrderBy, Order: c.Order})
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if app.Globals.JSON {
-		return app.printJSON(page)
-	}
-	if page.TotalTags == 0 {
-		fmt.Fprintln(app.Stdout, "No tags.")
-		return nil
-	}
-	for _, it := range page.Items {
-		fmt.Fprintf(app.Stdout, "%s\t%d\n", it[0], it[1])
-	}
-	fmt.Fprintf(app.Stdout, "(tags %d-%d of %d, page %d of %d)\n", page.Range[0], page.Range[1], page.TotalTags, page.Page, page.TotalPages)
-	return nil
+	return (*tagsAnswer)(page), nil
 }

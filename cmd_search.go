@@ -21,6 +21,7 @@ type searchCmd struct {
 	StrictDate bool     `name:"strict-date" help:"With a date bound, also leave out undated notes such as digest/."`
 	Tag        []string `help:"Only notes with this tag: memory_tags, tags: or #tag, any case (repeatable: any of them)." placeholder:"TAG"`
 	Path       []string `help:"Only paths starting with this prefix (repeatable)." placeholder:"PREFIX"`
+	Archived   bool     `help:"Also search what maintain archived (archive/)."`
 }
 
 func (c *searchCmd) Help() string {
@@ -31,18 +32,40 @@ word is found. Every search first picks up notes edited since the last command.`
 }
 
 func (c *searchCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// searchAnswer is what a search found.
+type searchAnswer struct {
+	Results []index.Result `json:"results"`
+}
+
+func (s *searchAnswer) jsonValue() any { return s.Results }
+
+func (s *searchAnswer) text() string {
+	if len(s.Results) == 0 {
+		return noResults + "\n"
+	}
+	var b strings.Builder
+	for _, r := range s.Results {
+		writeResult(&b, r)
+	}
+	return b.String()
+}
+
+func (c *searchCmd) answer(ctx context.Context, app *App) (*searchAnswer, error) {
 	query := strings.TrimSpace(strings.Join(c.Query, " "))
 	if query == "" {
-		return answerError{"query cannot be empty"}
+		return nil, answerError{"query cannot be empty"}
 	}
 	cfg, err := app.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path}
+	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag, PathPrefixes: c.Path, Archived: c.Archived}
 	if c.Limit != nil {
 		if *c.Limit <= 0 {
-			return usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}
+			return nil, usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}
 		}
 		opt.Limit = *c.Limit
 	}
@@ -56,46 +79,34 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 		}
 		v, err := store.NormalizeDate(d.in)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %v", d.flag, err)}
+			return nil, usageError{fmt.Errorf("%s: %v", d.flag, err)}
 		}
 		*d.out = v
 	}
 	if opt.StartDate != "" && opt.EndDate != "" && opt.StartDate > opt.EndDate {
-		return usageError{fmt.Errorf("--start-date %s is after --end-date %s", opt.StartDate, opt.EndDate)}
+		return nil, usageError{fmt.Errorf("--start-date %s is after --end-date %s", opt.StartDate, opt.EndDate)}
 	}
 	for i, p := range opt.PathPrefixes {
 		opt.PathPrefixes[i] = strings.TrimPrefix(p, "./")
 	}
 	ix, err := app.Index(ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, rep, err := ix.SearchFresh(ctx, opt)
 	if rep != nil {
 		app.warnProblems(rep)
 	}
 	if errors.Is(err, index.ErrNoValidTags) {
-		return answerError{err.Error()}
+		return nil, answerError{err.Error()}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if app.Globals.JSON {
-		if res == nil {
-			res = []index.Result{}
-		}
-		return app.printJSON(res)
+	if res == nil {
+		res = []index.Result{}
 	}
-	if len(res) == 0 {
-		fmt.Fprintln(app.Stdout, noResults)
-		return nil
-	}
-	var b strings.Builder
-	for _, r := range res {
-		writeResult(&b, r)
-	}
-	_, err = fmt.Fprint(app.Stdout, b.String())
-	return err
+	return &searchAnswer{Results: res}, nil
 }
 
 // writeResult renders one result as ReMe's search answer block.

@@ -16,7 +16,7 @@ package main
 //     reason, where that is impossible) and fillDisk(t, mnt, free) leaves
 //     free bytes (whole pages) on it until the returned release is called.
 //   - remeIn(t, ws, stdin, args...) runs the CLI in this process and
-//     returns stdout, stderr and the exit code; remeCmd(t, ws, env, args...)
+//     returns stdout, stderr and the exit code; remeCmd(ws, env, args...)
 //     is the real binary as a child process, for kill -9 (crashAt runs it
 //     with REME_CRASH_AT=step and waits for the kill) and for races.
 //   - conversation(ids...) is a messages JSON with those message ids;
@@ -138,25 +138,6 @@ func mustRun(t *testing.T, ws, stdin string, args ...string) remeResult {
 		t.Fatalf("reme %s: exit %d\n%s%s", store.TruncateRunes(strings.Join(args, " "), 120, "…"), r.code, r.stdout, r.stderr)
 	}
 	return r
-}
-
-// remeCmd is reme as a child process (the test binary, see TestMain).
-func remeCmd(t *testing.T, ws string, env []string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("reme", append([]string{"-w", ws}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	return cmd
-}
-
-// crashAt runs reme with REME_CRASH_AT=step and checks that it was killed
-// there (SIGKILL: no deferred cleanup ran).
-func crashAt(t *testing.T, ws, step string, args ...string) {
-	t.Helper()
-	out, err := remeCmd(t, ws, []string{"REME_CRASH_AT=" + step}, args...).CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("reme %v with REME_CRASH_AT=%s was not killed: %v\n%s", args, step, err, out)
-	}
 }
 
 // conversation is a messages JSON list with the given message ids (as
@@ -419,7 +400,7 @@ func TestFaultKilledSessionAppend(t *testing.T) {
 	for i, delay := range []time.Duration{0, 2, 5, 10, 20, 40, 80} {
 		ids := append(slices.Clone(all), msgIDs("k", 1+i*40, 40)...)
 		writeFile(t, msgFile, conversation(ids...))
-		cmd := remeCmd(t, ws, []string{"COHERE_API_KEY=", "REME_NOW=2026-06-22T10:00:00Z", "REME_TIMEZONE=UTC"},
+		cmd := remeCmd(ws, []string{"COHERE_API_KEY=", "REME_NOW=2026-06-22T10:00:00Z", "REME_TIMEZONE=UTC"},
 			"auto_memory", "session_id=k", "messages=@"+msgFile)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -528,7 +509,7 @@ func TestFaultStaleTempFiles(t *testing.T) {
 	// The next command (a new process) rewrites the session file: an
 	// earlier message changed.
 	changed := strings.Replace(conversation("a-00", "a-01"), "2026-06-22T09:00:00", "2026-06-22T08:00:00", 1)
-	if out, err := remeCmd(t, ws, nil, "auto_memory", "session_id=s1", "messages="+changed).CombinedOutput(); err != nil {
+	if out, err := remeCmd(ws, nil, "auto_memory", "session_id=s1", "messages="+changed).CombinedOutput(); err != nil {
 		t.Fatalf("auto_memory: %v\n%s", err, out)
 	}
 	mustNotExist(t, stale)

@@ -81,6 +81,8 @@ func scriptParams(provider, dir string, files []string) testscript.Params {
 			"cohere-requests": cmdModelRequests,
 			"waitbg":          cmdWaitBackground,
 			"appendfile":      cmdAppendFile,
+			"seedmemory":      cmdSeedMemory,
+			"treesums":        cmdTreeSums,
 			// truncate-index cuts a file in half, as a crash or a full disk might
 			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
 				p := ts.MkAbs(args[0])

@@ -32,6 +32,10 @@ var (
 	ErrReadOnly = errors.New("workspace is read-only")
 )
 
+// ArchiveDir holds what maintain retired: indexed, but searched only when
+// asked (SearchOptions.Archived).
+const ArchiveDir = store.ArchiveDir
+
 // DefaultMaxFileBytes is the size above which a note is skipped (ReMe's
 // DEFAULT_MAX_FILE_BYTES).
 const DefaultMaxFileBytes = 20 << 20
@@ -39,15 +43,21 @@ const DefaultMaxFileBytes = 20 << 20
 // Options configure an index.
 type Options struct {
 	Logger       *slog.Logger
-	Roots        []string // note folders; default daily and digest
+	Roots        []string // note folders; default daily, digest, memory and archive
 	MaxFileBytes int64
 	Workers      int
 	// Progress, when set, receives every sync's progress (a first sync of a
 	// large workspace takes seconds).
 	Progress Progress
-	// Fault, when set, is called at each step of a move; returning an error
-	// stops the move there as if the process had been killed. Tests only.
+	// Fault, when set, is called at each step of a journaled run; returning
+	// an error stops the run there as if the process had been killed.
+	// Tests only.
 	Fault func(step string) error
+	// Now is the clock of journal lines (default time.Now).
+	Now func() time.Time
+	// Trigger is what started this command (cli, hook, cron, watch, mcp);
+	// the journal records it with every run.
+	Trigger string
 }
 
 // Index is an open index.db.
@@ -70,6 +80,7 @@ type Index struct {
 	// the workspace is changed.
 	readOnly error
 	private  string
+	journal  *store.Journal
 }
 
 var versionRE = regexp.MustCompile(`(?m)^PRAGMA user_version\s*=\s*(\d+)\s*;`)
@@ -95,7 +106,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(opt.Roots) == 0 {
-		opt.Roots = []string{store.DailyDir, store.DigestDir}
+		opt.Roots = []string{store.DailyDir, store.DigestDir, "memory", ArchiveDir}
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes
@@ -104,6 +115,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	ix := &Index{ws: ws, log: opt.Logger, opt: opt, path: ws.MetadataPath("index.db"), version: version, schema: schema}
+	ix.journal = store.NewJournal(ws, store.JournalOptions{Now: opt.Now, Log: opt.Logger, Fault: opt.Fault})
 	if cause := readOnlyCause([]string{ws.MetadataPath(), ws.Root}, ix.path); cause != nil {
 		if err := ix.openReadOnly(ctx, cause); err != nil {
 			ix.Close()
@@ -130,10 +142,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 			return nil, err
 		}
 	}
-	if err := ix.recoverMoves(ctx); err != nil {
-		ix.Close()
-		return nil, err
-	}
+	ix.recover(ctx)
 	return ix, nil
 }
 
@@ -143,8 +152,11 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 func (ix *Index) openReadOnly(ctx context.Context, cause error) error {
 	ix.readOnly = cause
 	ix.log.Info("workspace is read-only: its index is read as it is, and brought up to date in a private copy if the files changed", "cause", cause)
-	if _, err := os.Stat(ix.journalPath()); err == nil {
-		ix.log.Warn("a move was interrupted; it is finished by the next command run where the workspace can be written", "journal", ix.journalPath())
+	if _, err := os.Stat(ix.legacyJournalPath()); err == nil {
+		ix.log.Warn("a move was interrupted; it is finished by the next command run where the workspace can be written", "journal", ix.legacyJournalPath())
+	}
+	if open, _ := os.ReadDir(ix.ws.MetadataPath(store.JournalDir, "open")); len(open) > 0 {
+		ix.log.Warn("a run may have been interrupted; it is settled by the next command run where the workspace can be written")
 	}
 	if ix.openExisting(ctx) {
 		cached, err := ix.loadScanCache(ctx)
@@ -336,6 +348,16 @@ func (ix *Index) Close() error {
 
 // ReadOnly reports why the workspace cannot be written (nil when it can).
 func (ix *Index) ReadOnly() error { return ix.readOnly }
+
+// Journal is the workspace's change journal.
+func (ix *Index) Journal() *store.Journal { return ix.journal }
+
+func (ix *Index) journalNow() time.Time {
+	if ix.opt.Now != nil {
+		return ix.opt.Now()
+	}
+	return time.Now()
+}
 
 // Workspace is the indexed workspace.
 func (ix *Index) Workspace() *store.Workspace { return ix.ws }

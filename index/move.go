@@ -33,6 +33,20 @@ var (
 type MoveOptions struct {
 	Overwrite  bool
 	NoRetarget bool
+	// Run, when set, journals the move as part of a larger run (maintain's
+	// archiving, a job's card rename); a crash then rolls the whole run
+	// back. Without it the move is a run of its own, with its plan, which a
+	// crash leaves for the next command to finish.
+	Run *store.Run
+	// Action is how the journal names the move: rename (default) or archive.
+	Action string
+	Why    store.Why
+	// Edit, when set, changes the bytes written at the destination (an
+	// archived note is marked as such).
+	Edit func(raw []byte) ([]byte, error)
+	// Fresh says the caller reconciled the index under the writer lock it
+	// still holds, so the move need not scan the workspace again.
+	Fresh bool
 }
 
 // Retarget reports the links a move rewrote.
@@ -57,13 +71,15 @@ type MoveResult struct {
 	SrcRemoved bool      `json:"src_removed"`
 }
 
-// moveJournal is the intent record that lets the next command finish a
-// move that a crash interrupted. Every step after it is idempotent, so
-// recovery simply runs the remaining steps again.
+// moveJournal is the plan of a move's journal run: what the next command
+// needs to finish a move that a crash interrupted. Every step after it is
+// idempotent, so recovery runs the remaining steps again. (It is also the
+// format of an earlier version's metadata/move.journal.json.)
 type moveJournal struct {
-	Src      string `json:"src"`
-	Dst      string `json:"dst"`
-	Retarget bool   `json:"retarget"`
+	Src       string `json:"src"`
+	Dst       string `json:"dst"`
+	Retarget  bool   `json:"retarget"`
+	Overwrite bool   `json:"overwrite,omitempty"`
 	// Inbound are the files whose links the move rewrites, with the edits
 	// planned for each (the moved file's own are under Src) and the hash of
 	// each file before them, so that a file already rewritten is not
@@ -81,7 +97,9 @@ type linkEdit struct {
 	To       string `json:"to"`
 }
 
-func (ix *Index) journalPath() string { return ix.ws.MetadataPath("move.journal.json") }
+// legacyJournalPath is the intent file of earlier versions, read once and
+// carried over into the journal.
+func (ix *Index) legacyJournalPath() string { return ix.ws.MetadataPath("move.journal.json") }
 
 func (ix *Index) fault(step string) error {
 	if ix.opt.Fault == nil {
@@ -93,8 +111,9 @@ func (ix *Index) fault(step string) error {
 // Move renames a file and rewrites every inbound [[link]] to it (exact
 // full-path matches only; `!`, #anchor and |alias kept). The inbound notes
 // come from one query on the links table; the index is updated before it
-// returns. The whole move runs under the workspace writer lock and an intent
-// journal, so a crash at any point is completed by the next command.
+// returns. The whole move runs under the workspace writer lock and is
+// journaled with its plan first, so a crash at any point is completed by
+// the next command, and `reme undo` reverses it.
 func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*MoveResult, error) {
 	var err error
 	if src, err = ix.ws.Rel(src); err != nil {
@@ -136,27 +155,36 @@ func (ix *Index) Move(ctx context.Context, src, dst string, opt MoveOptions) (*M
 			}
 		}
 		// The links table must describe the files as they are now.
-		if _, err := ix.Sync(ctx); err != nil {
-			return err
+		if !opt.Fresh || ix.lockDepth == 0 {
+			if _, err := ix.Sync(ctx); err != nil {
+				return err
+			}
 		}
-		j := &moveJournal{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Started: time.Now().UTC()}
+		j := &moveJournal{Src: src, Dst: dst, Retarget: !opt.NoRetarget, Overwrite: opt.Overwrite, Started: ix.journalNow().UTC()}
 		var plan *Retarget
 		if j.Retarget {
 			if plan, err = ix.planMove(ctx, j); err != nil {
 				return err
 			}
 		}
-		b, err := json.MarshalIndent(j, "", "  ")
-		if err != nil {
-			return err
+		run := opt.Run
+		if run == nil {
+			b, err := json.Marshal(j)
+			if err != nil {
+				return err
+			}
+			if run, err = ix.journal.Begin(store.RunInfo{Command: "move", Trigger: ix.opt.Trigger, Plan: b}); err != nil {
+				return fmt.Errorf("journal move: %w", err)
+			}
 		}
-		if err := store.WriteFileAbs(ix.journalPath(), b); err != nil {
-			return fmt.Errorf("write move journal: %w", err)
+		if err = run.Fault("journal-written"); err == nil {
+			res, err = ix.runMove(ctx, run, j, opt)
 		}
-		if err := ix.fault("journal-written"); err != nil {
-			return err
+		if opt.Run == nil {
+			if eerr := run.End(err); err == nil && eerr != nil {
+				err = fmt.Errorf("journal move: %w", eerr)
+			}
 		}
-		res, err = ix.runMove(ctx, j)
 		if err == nil {
 			res.Size = fi.Size()
 			if plan != nil {
@@ -347,17 +375,29 @@ func (ix *Index) inboundSources(ctx context.Context, target string) ([]string, e
 	return out, rows.Err()
 }
 
-// runMove performs (or finishes) the steps after the journal: copy to dst,
-// rewrite inbound links, remove src, refresh day indexes, update the index,
-// drop the journal. Each step can be repeated safely.
-func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, error) {
+// errInapplicable marks a move that recovery cannot carry out.
+var errInapplicable = errors.New("cannot be applied")
+
+// runMove performs (or finishes) the steps of a move through the journal
+// run: the copy at dst and removal of src, the planned link edits, day
+// indexes, the index. Each step can be repeated safely.
+func (ix *Index) runMove(ctx context.Context, run *store.Run, j *moveJournal, opt MoveOptions) (*MoveResult, error) {
 	res := &MoveResult{Src: j.Src, Dst: j.Dst}
 	if j.Retarget {
 		res.Retarget = &Retarget{ByFile: map[string]int{}}
 	}
+	action := opt.Action
+	if action == "" {
+		action = store.ActionRename
+	}
 	raw, err := os.ReadFile(ix.ws.Abs(j.Src))
 	switch {
 	case err == nil:
+		if opt.Edit != nil {
+			if raw, err = opt.Edit(raw); err != nil {
+				return nil, fmt.Errorf("move %s: %w", j.Src, err)
+			}
+		}
 		if j.Retarget && strings.HasSuffix(j.Src, ".md") {
 			// the note's links to itself, and its relative links, follow it
 			if nb, n, err := applyEdits(j.Src, raw, j.editsFor(j.Src)); err != nil {
@@ -366,22 +406,25 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 				raw = nb
 			}
 		}
-		if err := ix.ws.WriteFile(j.Dst, raw); err != nil {
+		// A copy left at dst by a crash is replaced (its bytes are kept in
+		// the journal like any other).
+		overwrite := j.Overwrite || ix.ws.Exists(j.Dst) && opt.Run == nil
+		if err := run.Rename(j.Src, j.Dst, raw, action, overwrite, opt.Why); err != nil {
 			return nil, err
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if !ix.ws.Exists(j.Dst) {
-			return nil, fmt.Errorf("move %s: neither the source nor the destination exists", j.Src)
+			return nil, fmt.Errorf("move %s: %w: neither the source nor the destination exists", j.Src, errInapplicable)
 		}
-		// the copy was made before the crash
+		// the move was made before the crash
 	default:
 		return nil, fmt.Errorf("move %s: %w", j.Src, err)
 	}
-	if err := ix.fault("dst-written"); err != nil {
+	if err := run.Fault("dst-written"); err != nil {
 		return nil, err
 	}
 	for i, p := range j.Inbound {
-		n, err := ix.retargetFile(p, j)
+		n, err := ix.retargetFile(run, p, j, opt.Why)
 		if err != nil {
 			return nil, err
 		}
@@ -390,20 +433,17 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 			res.Retarget.LinksChanged += n
 			res.Retarget.ByFile[p] = n
 		}
-		if err := ix.fault(fmt.Sprintf("inbound-%d-written", i)); err != nil {
+		if err := run.Fault(fmt.Sprintf("inbound-%d-written", i)); err != nil {
 			return nil, err
 		}
 	}
-	if err := ix.ws.Remove(j.Src); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
 	res.SrcRemoved = true
-	if err := ix.fault("src-removed"); err != nil {
+	if err := run.Fault("src-removed"); err != nil {
 		return nil, err
 	}
 	touched := append([]string{j.Src, j.Dst}, j.Inbound...)
 	for _, d := range uniqueDates(j.Src, j.Dst) {
-		r, err := ix.ws.RefreshDayIndex(d)
+		r, err := run.RefreshDayIndex(d)
 		if err != nil {
 			return nil, err
 		}
@@ -414,11 +454,8 @@ func (ix *Index) runMove(ctx context.Context, j *moveJournal) (*MoveResult, erro
 	if err := ix.UpdatePaths(ctx, touched...); err != nil {
 		return nil, err
 	}
-	if err := ix.fault("index-updated"); err != nil {
+	if err := run.Fault("index-updated"); err != nil {
 		return nil, err
-	}
-	if err := os.Remove(ix.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove move journal: %w", err)
 	}
 	return res, nil
 }
@@ -463,7 +500,7 @@ func (j *moveJournal) editsFor(rel string) []linkEdit {
 // retargetFile applies the planned edits to one note; it returns the count.
 // A file that no longer has the bytes it was planned on was rewritten
 // already (by the run a crash interrupted) and is left alone.
-func (ix *Index) retargetFile(rel string, j *moveJournal) (int, error) {
+func (ix *Index) retargetFile(run *store.Run, rel string, j *moveJournal, why store.Why) (int, error) {
 	raw, err := os.ReadFile(ix.ws.Abs(rel))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -478,7 +515,8 @@ func (ix *Index) retargetFile(rel string, j *moveJournal) (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	if err := ix.ws.WriteFile(rel, out); err != nil {
+	why.Reason = "links to " + j.Src + " retargeted to " + j.Dst
+	if err := run.WriteFile(rel, out, why); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -520,38 +558,142 @@ func applyEdits(rel string, raw []byte, edits []linkEdit) ([]byte, int, error) {
 	return out, count, nil
 }
 
-// recoverMoves finishes a move that a crash interrupted.
-func (ix *Index) recoverMoves(ctx context.Context) error {
-	if ix.readOnly != nil {
-		return nil // Open warned: it is finished where the workspace can be written
+// checkPlan applies the workspace path rules to a plan read back from the
+// journal: it is input like any other.
+func (ix *Index) checkPlan(j *moveJournal) error {
+	if j.Src == "" || j.Dst == "" {
+		return errors.New("move plan without a source or destination")
 	}
-	b, err := os.ReadFile(ix.journalPath())
-	if errors.Is(err, fs.ErrNotExist) {
+	paths := append([]string{j.Src, j.Dst}, j.Inbound...)
+	for p := range j.Edits {
+		paths = append(paths, p)
+	}
+	for p := range j.Before {
+		paths = append(paths, p)
+	}
+	for _, q := range paths {
+		rel, err := ix.ws.Rel(q)
+		if err != nil {
+			return err
+		}
+		if rel != q || strings.HasPrefix(rel, store.MetadataDir+"/") {
+			return fmt.Errorf("%w: %q", store.ErrInvalidPath, q)
+		}
+	}
+	if j.Src == j.Dst {
+		return ErrSamePath
+	}
+	return nil
+}
+
+// recover settles what crashed commands left: a move is finished, any
+// other run is rolled back. Recovery always makes progress: a run that
+// cannot be settled is set aside with a warning naming it, and the command
+// goes on. A read-only workspace is left for a command that can write.
+func (ix *Index) recover(ctx context.Context) {
+	if ix.readOnly != nil {
+		return
+	}
+	if err := ix.recoverLegacyMove(ctx); err != nil {
+		ix.log.Warn("could not finish an interrupted move", "error", err)
+	}
+	orphans, err := ix.journal.Orphans()
+	if err != nil {
+		ix.log.Warn("could not read the journal", "error", err)
+	}
+	for _, o := range orphans {
+		err := ix.Locked(ctx, func() error { return ix.settle(ctx, o) })
+		if err != nil {
+			ix.log.Warn("could not settle an interrupted run", "run", o.Run.ID, "command", o.Summary.Command, "error", err)
+		}
+	}
+}
+
+// settle finishes or rolls back one orphaned run.
+func (ix *Index) settle(ctx context.Context, o *store.Orphan) error {
+	if o.Summary.Command == "move" && len(o.Summary.Plan) > 0 {
+		var j moveJournal
+		err := json.Unmarshal(o.Summary.Plan, &j)
+		if err == nil {
+			err = ix.checkPlan(&j)
+		}
+		if err != nil {
+			o.Abandon(fmt.Errorf("unusable move plan: %w", err))
+			return fmt.Errorf("set aside run %s: unusable move plan: %w", o.Run.ID, err)
+		}
+		ix.log.Warn("finishing an interrupted move", "run", o.Run.ID, "src", j.Src, "dst", j.Dst)
+		if _, err := ix.runMove(ctx, o.Run, &j, MoveOptions{}); err != nil {
+			if o.Run.Err() == nil && !errors.Is(err, errInapplicable) {
+				o.Release() // a passing problem (a busy disk): try again next time
+				return err
+			}
+			o.Abandon(err)
+			return fmt.Errorf("set aside run %s: %w", o.Run.ID, err)
+		}
+		return o.Finish()
+	}
+	ix.log.Warn("rolling back an interrupted run", "run", o.Run.ID, "command", o.Summary.Command)
+	paths, err := o.Rollback()
+	if uerr := ix.UpdatePaths(ctx, paths...); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// recoverLegacyMove carries an earlier version's move.journal.json over
+// into the journal and finishes it. A journal that cannot be applied
+// (unreadable, paths outside the workspace, both files gone) is moved
+// aside under metadata/ with a warning naming it.
+func (ix *Index) recoverLegacyMove(ctx context.Context) error {
+	if _, err := os.Stat(ix.legacyJournalPath()); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read move journal: %w", err)
-	}
 	return ix.Locked(ctx, func() error {
-		// re-read under the lock: another process may have finished it
-		b2, err := os.ReadFile(ix.journalPath())
+		b, err := os.ReadFile(ix.legacyJournalPath())
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return nil // another process finished it
 		}
-		if err == nil {
-			b = b2
+		if err != nil {
+			return fmt.Errorf("read move journal: %w", err)
 		}
 		var j moveJournal
-		if err := json.Unmarshal(b, &j); err != nil || j.Src == "" || j.Dst == "" {
-			// A journal that does not parse was never complete, so the move
-			// never started: drop it.
-			ix.log.Warn("ignoring an unreadable move journal", "path", ix.journalPath())
-			return os.Remove(ix.journalPath())
+		err = json.Unmarshal(b, &j)
+		if err == nil {
+			err = ix.checkPlan(&j)
+		}
+		if err == nil && !ix.ws.Exists(j.Src) && !ix.ws.Exists(j.Dst) {
+			err = errors.New("neither the source nor the destination exists")
+		}
+		if err != nil {
+			return ix.setAsideLegacy(err)
 		}
 		ix.log.Warn("finishing an interrupted move", "src", j.Src, "dst", j.Dst)
-		_, err = ix.runMove(ctx, &j)
-		return err
+		plan, _ := json.Marshal(&j)
+		run, err := ix.journal.Begin(store.RunInfo{Command: "move", Trigger: ix.opt.Trigger, Plan: plan})
+		if err != nil {
+			return err
+		}
+		_, err = ix.runMove(ctx, run, &j, MoveOptions{})
+		if eerr := run.End(err); err == nil {
+			err = eerr
+		}
+		if err != nil {
+			return ix.setAsideLegacy(err)
+		}
+		if err := os.Remove(ix.legacyJournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove move journal: %w", err)
+		}
+		return nil
 	})
+}
+
+func (ix *Index) setAsideLegacy(cause error) error {
+	aside := fmt.Sprintf("%s.inapplicable-%s", ix.legacyJournalPath(), ix.journalNow().UTC().Format("20060102T150405Z"))
+	if err := os.Rename(ix.legacyJournalPath(), aside); err != nil {
+		return fmt.Errorf("set aside move journal: %w", err)
+	}
+	ix.log.Warn("set aside a move journal that cannot be applied", "path", aside, "error", cause)
+	return nil
 }
 
 // InboundReport lists links that still point at a removed path.
@@ -574,7 +716,7 @@ type DeleteResult struct {
 
 // Delete removes a file (or, with recursive, a folder) and reports the links
 // that still point at what was removed. Day index pages of removed cards are
-// refreshed.
+// refreshed. The removal is journaled, so `reme undo` brings the files back.
 func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*DeleteResult, error) {
 	rel, err := ix.ws.Rel(rel)
 	if err != nil {
@@ -600,27 +742,18 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 			if err := ix.walkFiles(rel, &res.Files); err != nil {
 				return err
 			}
-			if err := os.RemoveAll(ix.ws.Abs(rel)); err != nil {
-				return fmt.Errorf("delete %s: %w", rel, err)
-			}
 		} else {
 			res.Files = []string{rel}
-			if err := ix.ws.Remove(rel); err != nil {
-				return err
-			}
 		}
-		touched := append([]string{}, res.Files...)
-		for _, d := range uniqueDates(res.Files...) {
-			r, err := ix.ws.RefreshDayIndex(d)
-			if err != nil {
-				return err
-			}
-			res.DayIndex = append(res.DayIndex, r)
-			if r.Changed {
-				touched = append(touched, r.Path)
-			}
+		run, err := ix.journal.Begin(store.RunInfo{Command: "delete", Trigger: ix.opt.Trigger})
+		if err != nil {
+			return fmt.Errorf("journal delete: %w", err)
 		}
-		if err := ix.UpdatePaths(ctx, touched...); err != nil {
+		err = ix.deleteFiles(ctx, run, rel, fi.IsDir(), res)
+		if eerr := run.End(err); err == nil && eerr != nil {
+			err = fmt.Errorf("journal delete: %w", eerr)
+		}
+		if err != nil {
 			return err
 		}
 		return ix.countInbound(ctx, res)
@@ -629,6 +762,34 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 		return nil, err
 	}
 	return res, nil
+}
+
+func (ix *Index) deleteFiles(ctx context.Context, run *store.Run, rel string, dir bool, res *DeleteResult) error {
+	why := store.Why{Reason: "reme delete " + rel}
+	for _, f := range res.Files {
+		if err := run.Remove(f, why); err != nil {
+			return err
+		}
+	}
+	if dir {
+		// what is left is empty folders (or what the walk skipped, such as
+		// symlinks, which hold no bytes of their own)
+		if err := os.RemoveAll(ix.ws.Abs(rel)); err != nil {
+			return fmt.Errorf("delete %s: %w", rel, err)
+		}
+	}
+	touched := append([]string{}, res.Files...)
+	for _, d := range uniqueDates(res.Files...) {
+		r, err := run.RefreshDayIndex(d)
+		if err != nil {
+			return err
+		}
+		res.DayIndex = append(res.DayIndex, r)
+		if r.Changed {
+			touched = append(touched, r.Path)
+		}
+	}
+	return ix.UpdatePaths(ctx, touched...)
 }
 
 func (ix *Index) walkFiles(dir string, out *[]string) error {

@@ -38,6 +38,7 @@ type SearchOptions struct {
 	StrictDate   bool // exclude undated notes (digest) when a date bound is set
 	Tags         []string
 	PathPrefixes []string
+	Archived     bool // include notes under archive/ (left out by default)
 }
 
 // Neighbor is a linked note in a result's link expansion.
@@ -102,6 +103,16 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) ([]Result, error
 			args = append(args, likePrefix(p))
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
+	}
+	if !opt.Archived {
+		has, err := ix.hasArchived(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if has {
+			where = append(where, `n.path NOT LIKE ? ESCAPE '\'`)
+			args = append(args, likePrefix(ArchiveDir+"/"))
+		}
 	}
 	if len(opt.Tags) > 0 {
 		tags := store.NormalizeTags(opt.Tags, 0)

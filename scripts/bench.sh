@@ -19,6 +19,8 @@ ws="$dir/ws"
 
 echo "# reme $("$reme" version | cut -d' ' -f2-), $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%d)"
 echo "binary (CGO_ENABLED=0)              $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
+CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dir/reme-stripped" .
+echo "binary (CGO_ENABLED=0, -s -w)       $(($(stat -c %s "$dir/reme-stripped") / 1024 / 1024)) MB"
 go run ./scripts/gencorpus -n "$N" -out "$ws" 2>/dev/null
 echo "corpus                             $N cards, $(du -sm "$ws/daily" | cut -f1) MB"
 
@@ -28,6 +30,11 @@ queries=("what did we decide about the login flow" "deploy rollback canary" "登
 for q in "${queries[@]}"; do
   "$run" -name "search: $q" -n "$RUNS" -- "$reme" -w "$ws" search "$q"
 done
+
+# the same queries through reme mcp: one server process, round trips of the
+# official Go SDK's client (nothing changed between calls)
+go build -o "$dir/mcpbench" ./scripts/mcpbench
+"$dir/mcpbench" -reme "$reme" -w "$ws" -n $((RUNS * 20)) "${queries[@]}"
 
 # one card changed before each search (a different line appended each time)
 card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
@@ -86,3 +93,19 @@ echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]
 go test -run '^$' -bench 'PrepareJPEG4000x3000$' -benchmem -count 5 ./vision/ | awk '/^Benchmark/ {print $3/1e6}' | sort -n |
   awk '{a[NR]=$1} END {printf "vision: prepare 4000x3000 JPEG      median %.0f ms  (min %.0f, max %.0f, %d runs)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
 VISION_PEAK_RSS=1 go test -run TestPeakRSS -v ./vision | sed -n 's/.*peak RSS .* after reading the file, \(.*\) after Prepare/vision: prepare peak RSS               \1/p'
+
+# maintain without a model: N cards and 1,000 long-term entries (a few
+# duplicated, renamed, expired or past due), on a workspace of its own
+mws="$dir/mws"
+go run ./scripts/gencorpus -n "$N" -entries 1000 -out "$mws" 2>/dev/null
+"$reme" -w "$mws" reindex > /dev/null 2>&1
+cp -a "$mws" "$dir/mws.orig"
+"$run" -name "maintain --dry-run ($N cards, 1000 entries)" -n "$RUNS" -- "$reme" -w "$mws" maintain --dry-run
+"$run" -name "maintain, first run (20 archives)" -n 5 -before "rm -rf '$dir/mws.run'; cp -a '$dir/mws.orig' '$dir/mws.run'" \
+  -- "$reme" -w "$dir/mws.run" maintain
+for _ in 1 2 3 4 5; do "$reme" -w "$mws" maintain > /dev/null; done # until nothing is pending
+"$run" -name "maintain, nothing to do" -n "$RUNS" -- "$reme" -w "$mws" maintain
+
+# the change journal: bytes and time per 1,000 changes of 2 KB notes
+go test -run '^$' -bench 'Journal1000Changes$' -benchtime 1x ./store/ |
+  awk '/^Benchmark/ {printf "journal: 1000 changes of 2 KB notes  %s KB of lines, %s KB of preimages, %s µs per change\n", $5, $7, $9}'
