@@ -95,67 +95,20 @@ var swept sync.Map
 // Failures are ignored: the sweep is housekeeping, not part of the write.
 func sweepOnce(dir string) {
 	if _, done := swept.LoadOrStore(dir, true); !done {
-		_, _ = removeStaleTemps(dir, time.Now().Add(-TempGrace))
+		_, _ = staleTemps(dir, time.Now().Add(-TempGrace), true)
 	}
 }
 
-// RemoveStaleTemps removes temp files (TempPrefix) older than grace from
-// the workspace folder rel ("." for the root), not below it, and returns
-// the workspace-relative paths removed. Ages are measured against the real
-// clock, not an injected one: they compare with file modification times.
-func (w *Workspace) RemoveStaleTemps(rel string, grace time.Duration) ([]string, error) {
-	dir := w.Root
-	if rel != "." && rel != "" {
-		r, err := w.Rel(rel)
-		if err != nil {
-			return nil, err
-		}
-		rel, dir = r, w.Abs(r)
-	}
-	names, err := removeStaleTemps(dir, time.Now().Add(-grace))
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = JoinRel(rel, n)
-	}
-	return out, err
-}
-
-// RemoveAllStaleTemps removes temp files older than grace anywhere in the
-// workspace, metadata/ included, without following symlinks.
-func (w *Workspace) RemoveAllStaleTemps(grace time.Duration) ([]string, error) {
-	cutoff := time.Now().Add(-grace)
-	var out []string
-	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == w.Root {
-				return err
-			}
-			return nil // an unreadable folder holds nothing we can remove
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		names, err := removeStaleTemps(p, cutoff)
-		for _, n := range names {
-			r, _ := filepath.Rel(w.Root, filepath.Join(p, n))
-			out = append(out, filepath.ToSlash(r))
-		}
-		return err
-	})
-	if err != nil {
-		return out, fmt.Errorf("remove stale temp files: %w", err)
-	}
-	return out, nil
-}
-
-// removeStaleTemps removes the regular TempPrefix files in dir last
-// modified before cutoff and returns their names.
-func removeStaleTemps(dir string, cutoff time.Time) ([]string, error) {
+// staleTemps lists the regular TempPrefix files directly in dir last
+// modified before cutoff, and with remove deletes them. Ages are measured
+// against the real clock, not an injected one: they compare with file
+// modification times.
+func staleTemps(dir string, cutoff time.Time, remove bool) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
-	var removed []string
+	var names []string
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
 			continue
@@ -164,13 +117,15 @@ func removeStaleTemps(dir string, cutoff time.Time) ([]string, error) {
 		if err != nil || !fi.ModTime().Before(cutoff) {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return removed, fmt.Errorf("remove %s: %w", p, err)
+		if remove {
+			p := filepath.Join(dir, e.Name())
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return names, fmt.Errorf("remove %s: %w", p, err)
+			}
 		}
-		removed = append(removed, e.Name())
+		names = append(names, e.Name())
 	}
-	return removed, nil
+	return names, nil
 }
 
 func syncDir(dir string) error {
@@ -240,6 +195,8 @@ func JoinRel(parts ...string) string { return path.Join(parts...) }
 // StaleTempFiles lists the temporary files that writes killed before
 // their rename left anywhere in the workspace, older than cutoff (younger
 // ones may belong to a write in progress); with remove it deletes them.
+// Writes already remove those of the folders they write to (once per
+// process); this finds the rest.
 func (w *Workspace) StaleTempFiles(cutoff time.Time, remove bool) ([]string, error) {
 	out := []string{}
 	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
@@ -249,21 +206,15 @@ func (w *Workspace) StaleTempFiles(cutoff time.Time, remove bool) ([]string, err
 			}
 			return err
 		}
-		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), TempPrefix) {
+		if !d.IsDir() {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
-			return nil
+		names, err := staleTemps(p, cutoff, remove)
+		for _, n := range names {
+			rel, _ := filepath.Rel(w.Root, filepath.Join(p, n))
+			out = append(out, filepath.ToSlash(rel))
 		}
-		if remove {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove temp file: %w", err)
-			}
-		}
-		rel, _ := filepath.Rel(w.Root, p)
-		out = append(out, filepath.ToSlash(rel))
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find temp files: %w", err)

@@ -321,7 +321,7 @@ func TestWriteSweepsStaleTemps(t *testing.T) {
 	}
 }
 
-func TestRemoveStaleTemps(t *testing.T) {
+func TestStaleTempFiles(t *testing.T) {
 	w := newWorkspace(t)
 	old := time.Now().Add(-3 * time.Hour)
 	for _, p := range []string{"digest/" + TempPrefix + "a", "metadata/" + TempPrefix + "b", "daily/2026-01-01/" + TempPrefix + "c", TempPrefix + "d", "digest/" + TempPrefix + "young", "digest/keep.md"} {
@@ -335,26 +335,26 @@ func TestRemoveStaleTemps(t *testing.T) {
 	if err := os.Mkdir(w.Abs("digest/"+TempPrefix+"dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := w.RemoveStaleTemps("digest", time.Hour)
-	if err != nil || len(got) != 1 || got[0] != "digest/"+TempPrefix+"a" {
-		t.Fatalf("RemoveStaleTemps(digest) = %q, %v", got, err)
-	}
-	got, err = w.RemoveAllStaleTemps(time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(got)
-	want := []string{TempPrefix + "d", "daily/2026-01-01/" + TempPrefix + "c", "metadata/" + TempPrefix + "b"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("RemoveAllStaleTemps = %q, want %q", got, want)
+	want := []string{TempPrefix + "d", "daily/2026-01-01/" + TempPrefix + "c", "digest/" + TempPrefix + "a", "metadata/" + TempPrefix + "b"}
+	for _, remove := range []bool{false, true} {
+		got, err := w.StaleTempFiles(time.Now().Add(-time.Hour), remove)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("StaleTempFiles(remove=%v) = %q, want %q", remove, got, want)
+		}
+		for _, p := range want {
+			if w.Exists(p) == remove {
+				t.Errorf("remove=%v: %s exists: %v", remove, p, w.Exists(p))
+			}
+		}
 	}
 	for _, p := range []string{"digest/" + TempPrefix + "young", "digest/keep.md", "digest/" + TempPrefix + "dir"} {
 		if !w.Exists(p) {
 			t.Errorf("%s removed", p)
 		}
-	}
-	if _, err := w.RemoveStaleTemps("../x", time.Hour); !errors.Is(err, ErrOutsideWorkspace) {
-		t.Errorf("outside path: %v", err)
 	}
 }
 
