@@ -128,6 +128,28 @@ func staleTemps(dir string, cutoff time.Time, remove bool) ([]string, error) {
 	return names, nil
 }
 
+// appendOrCut appends data to f, opened with O_APPEND and size bytes long,
+// and fsyncs. When either fails the file is cut back to size: no partial
+// record stays behind, and cutting frees what a partial write took, so it
+// works on a full disk too.
+func appendOrCut(f *os.File, size int64, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	terr := f.Truncate(size)
+	if terr == nil {
+		terr = f.Sync()
+	}
+	if terr != nil {
+		return fmt.Errorf("%w; cutting back to %d bytes: %v", err, size, terr)
+	}
+	return err
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

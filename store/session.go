@@ -635,28 +635,13 @@ func appendAllOrNothing(abs string, data []byte, create bool) error {
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errors.New("not a regular file")
 	}
-	if err != nil {
-		f.Close()
-		return err
+	if err == nil {
+		err = appendOrCut(f, fi.Size(), data)
 	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if werr != nil {
-		// Cutting back frees what the partial write took, so it works on
-		// a full disk too.
-		terr := f.Truncate(fi.Size())
-		if terr == nil {
-			terr = f.Sync()
-		}
-		f.Close()
-		if terr != nil {
-			return fmt.Errorf("%w; cutting back to %d bytes: %v (the next write sets the torn end aside)", werr, fi.Size(), terr)
-		}
-		return werr
-	}
-	return f.Close()
+	return err
 }
 
 // SetAside describes the torn end of a file moved into a .corrupt file.
