@@ -36,6 +36,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log="$tmp/log"
 cache="$(go env GOCACHE)/fuzz"
+module=$(go list -m)
 for pkg in "$@"; do
   read -r dir path < <(go list -f '{{.Dir}} {{.ImportPath}}' "$pkg")
   grep -qs '^func Fuzz' "$dir"/*_test.go || continue
@@ -65,7 +66,8 @@ for pkg in "$@"; do
     found=$(echo "$last" | sed -E 's/.*new interesting: ([0-9]+).*/\1/')
     secs=$(seconds "${elapsed:-0s}")
     rate=$(awk -v e="${execs:-0}" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? e / s : 0) }')
-    printf '%-24s %-26s %10s execs %8s/s %5s new\n' "${pkg#github.com/reme-dev/reme}" "$target" "${execs:-0}" "$rate" "${found:-0}"
+    shown=${path#"$module"}
+    printf '%-24s %-26s %10s execs %8s/s %5s new\n' "./${shown#/}" "$target" "${execs:-0}" "$rate" "${found:-0}"
   done
 done
 exit $status
