@@ -364,6 +364,29 @@ func (m *Memory) checkRequest(req *MemoryWriteRequest) error {
 	return nil
 }
 
+// redactRequest masks the secrets in what an entry will say (a key pasted
+// into a conversation must not be shown to the agent on every turn from
+// then on), and says what it masked, or "".
+func redactRequest(req *MemoryWriteRequest) string {
+	kinds := map[string]int{}
+	for _, f := range []*string{&req.Description, &req.Content} {
+		red, found := store.RedactSecrets(*f)
+		*f = red
+		for _, x := range found {
+			kinds[x.Kind]++
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, n := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(parts)
+	return "secrets were masked before writing: " + strings.Join(parts, ", ")
+}
+
 func validHashPrefix(h string) bool {
 	if len(h) < 12 || len(h) > 64 {
 		return false
@@ -406,6 +429,7 @@ func (m *Memory) Write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 	if err := m.checkRequest(&req); err != nil {
 		return nil, err
 	}
+	masked := redactRequest(&req)
 	var res *MemoryWriteResult
 	err := m.inRun("memory_write", func() error {
 		return m.env.Index.Locked(ctx, func() error {
@@ -414,6 +438,9 @@ func (m *Memory) Write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 			return err
 		})
 	})
+	if res != nil && masked != "" {
+		res.Notes = append(res.Notes, masked)
+	}
 	return res, err
 }
 

@@ -353,3 +353,21 @@ func TestMemoryWriteAcceptsAnEarlierVersionReMeWrote(t *testing.T) {
 		t.Fatalf("over a hand edit: %v", err)
 	}
 }
+
+// TestMemoryWriteMasksSecrets: a key pasted into what an entry says is
+// masked before it is written, and the write says so.
+func TestMemoryWriteMasksSecrets(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	res, err := NewMemory(env, MemorySessionOptions{}).Write(context.Background(), MemoryWriteRequest{Type: "reference", Name: "aws",
+		Description: "Deploy account keys.", Content: "The deploy user is AKIAIOSFODNN7EXAMPLE with secret in the vault.\npassword=hunter2hunter2\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(env.WS.Abs(res.Path))
+	if strings.Contains(string(b), "AKIAIOSFODNN7EXAMPLE") || strings.Contains(string(b), "hunter2hunter2") || !strings.Contains(string(b), "[redacted:aws-access-key]") {
+		t.Errorf("entry:\n%s", b)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "secrets were masked before writing: 1 aws-access-key, 1 password") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}

@@ -129,6 +129,9 @@ type watcher struct {
 	// v0.9.3 finds its stale node and adds no inotify watch), so seeing one
 	// renews the watch.
 	gone map[string]struct{}
+	// flushed, when set (by tests), is called in the loop each time a
+	// batch is made ready, merged or not.
+	flushed func()
 }
 
 func (wt *watcher) run(ctx context.Context) {
@@ -231,6 +234,9 @@ func (wt *watcher) run(ctx context.Context) {
 					overflow = overflow || ready.Overflow
 				}
 				ready = &WatchBatch{Paths: paths, Overflow: overflow}
+				if wt.flushed != nil {
+					wt.flushed()
+				}
 			}
 			pending, overflow = map[string]uint8{}, false
 		case out <- b:
