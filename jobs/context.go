@@ -18,8 +18,8 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// reme context: what an agent is shown of its memory on every turn (seed
-// 003), within a byte budget, in this priority: the profile, the MEMORY.md
+// reme context: what an agent is shown of its memory on every turn,
+// within a byte budget, in this priority: the profile, the MEMORY.md
 // index, the entries relevant to the message, excerpts of today's and
 // yesterday's daily notes; then a short manifest of what was included and
 // what was left out and why. The same input (and session state) gives the
@@ -33,8 +33,8 @@ const (
 	// MinContextBudget is the smallest budget that holds a manifest.
 	MinContextBudget = 256
 	// Entry counts from which the model picks the relevant entries by name
-	// and description (seed 003): from pickAlways entries, or from
-	// pickNoHit when keywords found none.
+	// and description: from pickAlways entries, or from pickNoHit when
+	// keywords found none.
 	pickAlways = 30
 	pickNoHit  = 20
 	// The most of the budget the profile and the index take: cut beyond

@@ -16,7 +16,7 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// Long-term memory (seed 003): one markdown file per entry under
+// Long-term memory: one markdown file per entry under
 // memory/entries/, a profile at memory/profile.md, and MEMORY.md listing
 // the entries. The operations below are the memory tools (memory_search,
 // memory_get, memory_write, memory_delete) for a person at the command

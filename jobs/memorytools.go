@@ -10,8 +10,8 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// The memory tools as a model gets them: seed 003's names, the arguments
-// of the commands, results as JSON. They act only on memory/entries/ and
+// The memory tools as a model gets them: the commands' names and
+// arguments, results as JSON. They act only on memory/entries/ and
 // the profile (Memory checks every path), so a long-term pass given only
 // these tools cannot touch anything else.
 
