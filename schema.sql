@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- One row per indexed note (markdown under daily/ and digest/).
 CREATE TABLE notes (
@@ -14,7 +14,6 @@ CREATE TABLE notes (
   size                INTEGER NOT NULL,
   mtime               INTEGER NOT NULL,       -- nanoseconds since the epoch
   sha256              TEXT NOT NULL,
-  frontmatter         TEXT NOT NULL DEFAULT '{}', -- the whole header as JSON
   frontmatter_error   TEXT,                   -- YAML error: the note is indexed with empty frontmatter
   session_id          TEXT,
   source_conversation TEXT,
@@ -51,23 +50,43 @@ CREATE TABLE tags (
 CREATE INDEX tags_note ON tags(note_id);
 
 -- Markdown sections (with their heading breadcrumb), at most ~10 KB each.
+-- Their text is not stored: results are read from the files. The chunks of
+-- a note have consecutive ids.
 CREATE TABLE chunks (
   id         INTEGER PRIMARY KEY,               -- also the rowid in chunk_fts
   note_id    INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
   start_line INTEGER NOT NULL,
   end_line   INTEGER NOT NULL,
-  text       TEXT NOT NULL
+  tokens     INTEGER NOT NULL                   -- tokens in name, description and body: BM25's length
 );
 CREATE INDEX chunks_note ON chunks(note_id);
 
--- Full text. Contentless: the text lives in chunks. CJK characters are
--- separated by spaces before indexing so that every character is a token
--- and queries match them as phrases.
+-- Full text, contentless. reme tokenizes in Go (lower case, no accents,
+-- Porter stems, no English stop words, CJK as overlapping character pairs)
+-- and stores the tokens separated by spaces, which the ascii tokenizer
+-- splits on.
 CREATE VIRTUAL TABLE chunk_fts USING fts5(
   name, description, body,
   content = '', contentless_delete = 1,
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  tokenize = 'ascii'
 );
+
+-- BM25's collection figures: the number of chunks and of their tokens.
+CREATE TABLE fts_stats (
+  id     INTEGER PRIMARY KEY CHECK (id = 1),
+  chunks INTEGER NOT NULL,
+  tokens INTEGER NOT NULL
+);
+INSERT INTO fts_stats(id, chunks, tokens) VALUES (1, 0, 0);
+
+-- Words found in many chunks: their exact document frequency and the
+-- chunks where they weigh most (uvarint chunk id, one byte of weight,
+-- best first), so that a search never visits every chunk holding them.
+CREATE TABLE frequent_terms (
+  term TEXT PRIMARY KEY,
+  df   INTEGER NOT NULL,
+  top  BLOB NOT NULL
+) WITHOUT ROWID;
 
 -- Freshness-check cache: per folder, the size and mtime of the notes held.
 CREATE TABLE scan_dirs (

@@ -39,6 +39,9 @@ type Options struct {
 	Roots        []string // note folders; default daily and digest
 	MaxFileBytes int64
 	Workers      int
+	// FrequentTerms is the number of chunks from which a word is kept in
+	// the frequent-terms table (default DefaultFrequentTerms).
+	FrequentTerms int
 	// Fault, when set, is called at each step of a move; returning an error
 	// stops the move there as if the process had been killed. Tests only.
 	Fault func(step string) error
@@ -87,6 +90,9 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.FrequentTerms <= 0 {
+		opt.FrequentTerms = DefaultFrequentTerms
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)

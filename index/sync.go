@@ -193,20 +193,26 @@ func (ix *Index) loadScanCache(ctx context.Context) (map[string][]byte, error) {
 // apply writes changes inside tx. Files are read and parsed by parallel
 // workers while this goroutine inserts.
 func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full bool, rep *SyncReport, progress Progress) error {
-	w, err := newWriter(ctx, tx)
-	if err != nil {
-		return err
-	}
-	defer w.close()
 	if full {
 		// A rebuild touches every page: give it a large cache. Everyday
 		// commands keep SQLite's small default, which starts faster.
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -32000"); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
-		if err := w.clear(ctx); err != nil {
-			return err
+	}
+	w, err := newWriter(ctx, tx, ix.opt.FrequentTerms, full)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	removals := 0
+	for _, c := range changes {
+		if c.kind != "added" {
+			removals++
 		}
+	}
+	if err := w.terms.expectDeletes(ctx, removals); err != nil {
+		return err
 	}
 	dirs := map[string]bool{}
 	var reads []change
@@ -310,6 +316,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if firstErr != nil {
 		return firstErr
+	}
+	if err := w.finish(ctx); err != nil {
+		return err
 	}
 	if full {
 		if err := w.rebuildScanCache(ctx); err != nil {

@@ -11,26 +11,34 @@ import (
 type writer struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	terms *termTracker
 }
 
 var writerSQL = map[string]string{
-	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256, frontmatter,
+	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
 		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"link":     `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
-	"tag":      `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
-	"chunk":    `INSERT INTO chunks(note_id, start_line, end_line, text) VALUES (?, ?, ?, ?)`,
-	"fts":      `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
-	"lookup":   `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
-	"touch":    `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
-	"ftsDel":   `DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id = ?)`,
-	"noteDel":  `DELETE FROM notes WHERE id = ?`,
-	"dirFiles": `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
-	"dirPut":   `INSERT OR REPLACE INTO scan_dirs(dir, files) VALUES (?, ?)`,
-	"dirDel":   `DELETE FROM scan_dirs WHERE dir = ?`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"link":         `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
+	"tag":          `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
+	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens) VALUES (?, ?, ?, ?)`,
+	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
+	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
+	"touch":        `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
+	"noteChunks":   `SELECT min(id), max(id), count(*), coalesce(sum(tokens), 0) FROM chunks WHERE note_id = ?`,
+	"ftsDel":       `DELETE FROM chunk_fts WHERE rowid BETWEEN ? AND ?`,
+	"ftsRange":     `SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid BETWEEN ? AND ?`,
+	"ftsCount":     `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`,
+	"ftsCountUpTo": `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
+	"ftsScore":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ?`,
+	"freqPut":      `INSERT OR REPLACE INTO frequent_terms(term, df, top) VALUES (?, ?, ?)`,
+	"freqDel":      `DELETE FROM frequent_terms WHERE term = ?`,
+	"noteDel":      `DELETE FROM notes WHERE id = ?`,
+	"dirFiles":     `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
+	"dirPut":       `INSERT OR REPLACE INTO scan_dirs(dir, files) VALUES (?, ?)`,
+	"dirDel":       `DELETE FROM scan_dirs WHERE dir = ?`,
 }
 
-func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
+func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*writer, error) {
 	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
 	for k, q := range writerSQL {
 		st, err := tx.PrepareContext(ctx, q)
@@ -40,8 +48,24 @@ func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
 		}
 		w.stmts[k] = st
 	}
+	if full {
+		if err := w.clear(ctx); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	t, err := newTermTracker(ctx, w, frequent, full)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	w.terms = t
 	return w, nil
 }
+
+// finish writes what the transaction's changes did to the statistics and
+// the frequent-terms table.
+func (w *writer) finish(ctx context.Context) error { return w.terms.finish(ctx) }
 
 func (w *writer) close() {
 	for _, st := range w.stmts {
@@ -54,6 +78,7 @@ func (w *writer) clear(ctx context.Context) error {
 	for _, q := range []string{
 		`INSERT INTO chunk_fts(chunk_fts) VALUES('delete-all')`,
 		`DELETE FROM links`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
+		`DELETE FROM frequent_terms`, `UPDATE fts_stats SET chunks = 0, tokens = 0`,
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("clear index: %w", err)
@@ -117,7 +142,7 @@ func nullable(s string) any {
 
 func (w *writer) insert(ctx context.Context, r *record) error {
 	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
-		r.fmJSON, nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
+		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
 	if err != nil {
 		return err
 	}
@@ -135,14 +160,9 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 			return err
 		}
 	}
-	name := r.name
-	if name == "" {
-		name = strings.TrimSuffix(r.path[strings.LastIndexByte(r.path, '/')+1:], ".md")
-	}
-	ftsName, ftsDesc := ftsText(name), ftsText(r.desc)
-	for _, c := range r.chunks {
-		body := ftsText(linkWords(c.Text))
-		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.Text)
+	for i := range r.chunks {
+		c := &r.chunks[i]
+		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.tokens)
 		if err != nil {
 			return err
 		}
@@ -150,7 +170,10 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.stmts["fts"].ExecContext(ctx, cid, ftsName, ftsDesc, body); err != nil {
+		if _, err := w.stmts["fts"].ExecContext(ctx, cid, c.name, c.desc, c.body); err != nil {
+			return err
+		}
+		if err := w.terms.inserted(ctx, cid, c); err != nil {
 			return err
 		}
 	}
@@ -175,9 +198,25 @@ func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 	return true, nil
 }
 
+// deleteID removes a note and its chunks. A note's chunks have
+// consecutive ids, inserted together.
 func (w *writer) deleteID(ctx context.Context, id int64) error {
-	if _, err := w.stmts["ftsDel"].ExecContext(ctx, id); err != nil {
+	var lo, hi sql.NullInt64
+	var n int
+	var tokens int64
+	if err := w.stmts["noteChunks"].QueryRowContext(ctx, id).Scan(&lo, &hi, &n, &tokens); err != nil {
 		return err
+	}
+	if n > 0 {
+		if hi.Int64-lo.Int64+1 != int64(n) {
+			return fmt.Errorf("chunks of note %d are not consecutive", id)
+		}
+		if err := w.terms.deleting(ctx, lo.Int64, hi.Int64, n, tokens); err != nil {
+			return err
+		}
+		if _, err := w.stmts["ftsDel"].ExecContext(ctx, lo.Int64, hi.Int64); err != nil {
+			return err
+		}
 	}
 	_, err := w.stmts["noteDel"].ExecContext(ctx, id)
 	return err
