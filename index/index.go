@@ -172,6 +172,12 @@ func (ix *Index) create(ctx context.Context) error {
 	if v == ix.version {
 		return nil // another process created it meanwhile
 	}
+	// Pages freed by FTS5 merges and deletions go back to the file system
+	// (PRAGMA incremental_vacuum after large writes). The mode can only be
+	// chosen before the first table exists; an older file is converted below.
+	if _, err := ix.db.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
@@ -203,6 +209,14 @@ func (ix *Index) create(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create index: %w", err)
+	}
+	// An index made before auto_vacuum was set keeps its free pages forever;
+	// converting it costs little now that its tables are empty.
+	var av int
+	if err := ix.db.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&av); err == nil && av != 2 {
+		if _, err := ix.db.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("create index: %w", err)
+		}
 	}
 	if v != 0 {
 		ix.log.Info("index schema changed; rebuilding from the files", "from", v, "to", ix.version)

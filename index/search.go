@@ -545,18 +545,18 @@ func (s *searcher) windows(ctx context.Context, sc *scoring, ids []int64) ([]Res
 			s.ix.log.Debug("search: read result", "path", p, "err", err)
 			continue
 		}
-		n := store.ParseNote(p, raw)
+		body, bodyLine := store.NoteBody(raw)
 		c0 := cs[0]
-		nt := newNoteText(p, n.Body, n.BodyLine, noteTitle(p, c0.name), c0.desc)
+		nt := newNoteText(p, body, bodyLine, noteTitle(p, c0.name), c0.desc)
 		for _, c := range cs {
-			if c.end < n.BodyLine {
+			if c.end < bodyLine {
 				// A note with only a header: its name and description matched.
 				if r, ok := s.headerResult(sc, nt, c); ok {
 					out = append(out, r)
 				}
 				continue
 			}
-			for _, w := range sc.chunkWindows(nt, c.start-n.BodyLine, c.end-n.BodyLine, c.id) {
+			for _, w := range sc.chunkWindows(nt, c.start-bodyLine, c.end-bodyLine, c.id) {
 				out = append(out, s.result(nt, c, w))
 			}
 		}
@@ -594,7 +594,7 @@ func (s *searcher) result(nt *noteText, c candidateChunk, w window) Result {
 		Score: w.score, Name: c.name, Description: c.desc, Date: c.date,
 		Text: strings.Join(nt.lines[w.from:w.to+1], "\n"), chunkID: c.id, noteID: c.noteID, rung: w.rung,
 	}
-	for _, h := range nt.crumbs[w.from] {
+	for _, h := range nt.crumbs(w.from) {
 		r.Breadcrumb = append(r.Breadcrumb, strings.TrimSpace(strings.TrimLeft(nt.lines[h], "# ")))
 	}
 	return r
@@ -690,9 +690,9 @@ func (s *searcher) dateOnly(ctx context.Context, resp *SearchResponse) (*SearchR
 		if err != nil {
 			continue
 		}
-		n := store.ParseNote(c.path, raw)
-		nt := newNoteText(c.path, n.Body, n.BodyLine, c.name, c.desc)
-		lo, hi := c.start-n.BodyLine, c.end-n.BodyLine
+		body, bodyLine := store.NoteBody(raw)
+		nt := newNoteText(c.path, body, bodyLine, c.name, c.desc)
+		lo, hi := c.start-bodyLine, c.end-bodyLine
 		if lo < 0 {
 			lo = 0
 		}

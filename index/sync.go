@@ -113,6 +113,14 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		return nil, err
 	}
 	if full || len(changes) > 500 {
+		// Give the pages that merges and deletions freed back to the file
+		// system, then fold the WAL in so that the next process opens fast.
+		if err := ix.write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "PRAGMA incremental_vacuum")
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("free index pages: %w", err)
+		}
 		ix.checkpoint(ctx)
 	}
 	rep.Unchanged = total - rep.Added - rep.Modified

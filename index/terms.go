@@ -59,45 +59,60 @@ func tokenizeChunks(name, desc string, chunks []Chunk) []chunkData {
 	var tk tokenizer
 	nameText, nName := tk.ftsText(nil, name)
 	descText, nDesc := tk.ftsText(nil, desc)
-	head := map[string]uint32{}
-	addWords(head, nameText, weightName)
-	addWords(head, descText, weightDescription)
 	out := make([]chunkData, len(chunks))
 	var buf []byte
+	var words []weighted
+	seen := map[string]int{}
 	for i, c := range chunks {
 		var nBody int
 		buf, nBody = tk.ftsText(buf[:0], linkWords(c.Text))
-		counts := make(map[string]uint32, len(head)+nBody/2)
-		for k, v := range head {
-			counts[k] = v
-		}
-		addWords(counts, buf, weightBody)
-		terms := make([]termFreq, 0, len(counts))
-		for k, v := range counts {
-			terms = append(terms, termFreq{k, v})
-		}
-		sort.Slice(terms, func(a, b int) bool { return terms[a].term < terms[b].term })
+		words = splitWords(words[:0], nameText, weightName)
+		words = splitWords(words, descText, weightDescription)
+		words = splitWords(words, buf, weightBody)
 		out[i] = chunkData{Chunk: c, name: string(nameText), desc: string(descText), body: string(buf),
-			tokens: nName + nDesc + nBody, terms: terms}
+			tokens: nName + nDesc + nBody, terms: countWords(words, seen)}
 	}
 	return out
 }
 
-// addWords counts the space-separated tokens of text into m.
-func addWords(m map[string]uint32, text []byte, w uint32) {
+type weighted struct {
+	w []byte
+	f uint32
+}
+
+// splitWords appends the space-separated tokens of text with weight f.
+func splitWords(dst []weighted, text []byte, f uint32) []weighted {
 	for len(text) > 0 {
 		i := bytes.IndexByte(text, ' ')
 		if i < 0 {
 			i = len(text)
 		}
 		if i > 0 {
-			m[string(text[:i])] += w
+			dst = append(dst, weighted{text[:i], f})
 		}
 		if i == len(text) {
 			break
 		}
 		text = text[i+1:]
 	}
+	return dst
+}
+
+// countWords sums the weights of equal tokens: the distinct tokens with
+// their weighted frequency. seen is scratch space.
+func countWords(ws []weighted, seen map[string]int) []termFreq {
+	clear(seen)
+	out := make([]termFreq, 0, len(ws)/2)
+	for _, w := range ws {
+		if i, ok := seen[string(w.w)]; ok {
+			out[i].f += w.f
+			continue
+		}
+		t := string(w.w)
+		seen[t] = len(out)
+		out = append(out, termFreq{t, w.f})
+	}
+	return out
 }
 
 // Frequent terms. A query word found in thousands of chunks cannot be
@@ -225,16 +240,44 @@ type termTracker struct {
 	pending map[string]bool // non-frequent words of inserted chunks
 	recount bool            // too many deletions to check one by one: recount at the end
 
-	// rebuild
-	df   map[string]int
-	tops map[string]*candHeap
+	// rebuild: chunks are counted on a goroutine of their own
+	acc     map[string]*termAcc
+	accIn   chan accChunk
+	accDone chan struct{}
+}
+
+// termAcc is a word's count and best chunks while a rebuild runs.
+type termAcc struct {
+	df  int32
+	top candHeap
+}
+
+type accChunk struct {
+	id    int64
+	avgdl float64
+	c     *chunkData
 }
 
 func newTermTracker(ctx context.Context, w *writer, threshold int, full bool) (*termTracker, error) {
 	t := &termTracker{w: w, threshold: threshold, full: full}
 	if full {
-		t.df = map[string]int{}
-		t.tops = map[string]*candHeap{}
+		t.acc = map[string]*termAcc{}
+		t.accIn = make(chan accChunk, 256)
+		t.accDone = make(chan struct{})
+		go func() {
+			defer close(t.accDone)
+			for a := range t.accIn {
+				for _, tf := range a.c.terms {
+					ta := t.acc[tf.term]
+					if ta == nil {
+						ta = &termAcc{}
+						t.acc[tf.term] = ta
+					}
+					ta.df++
+					ta.top.offer(topEntry{id: a.id, q: quantImpact(tfPart(float64(tf.f), float64(a.c.tokens), a.avgdl))})
+				}
+			}
+		}()
 		return t, nil
 	}
 	st, err := readStats(ctx, w.tx)
@@ -243,6 +286,15 @@ func newTermTracker(ctx context.Context, w *writer, threshold int, full bool) (*
 	}
 	t.st = st
 	return t, nil
+}
+
+// close stops the rebuild's counting goroutine (idempotent).
+func (t *termTracker) close() {
+	if t.accIn != nil {
+		close(t.accIn)
+		<-t.accDone
+		t.accIn = nil
+	}
 }
 
 // load reads the frequent-terms table (once, when a change needs it).
@@ -296,14 +348,10 @@ func (t *termTracker) inserted(ctx context.Context, id int64, c *chunkData) erro
 	t.st.tokens += int64(c.tokens)
 	avgdl := t.st.avgdl()
 	if t.full {
-		for _, tf := range c.terms {
-			t.df[tf.term]++
-			h := t.tops[tf.term]
-			if h == nil {
-				h = &candHeap{}
-				t.tops[tf.term] = h
-			}
-			h.offer(topEntry{id: id, q: quantImpact(tfPart(float64(tf.f), float64(c.tokens), avgdl))})
+		select {
+		case t.accIn <- accChunk{id: id, avgdl: avgdl, c: c}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		return nil
 	}
@@ -374,18 +422,17 @@ func (t *termTracker) finish(ctx context.Context) error {
 	}
 	put := t.w.stmts["freqPut"]
 	if t.full {
-		avgdl := t.st.avgdl()
-		_ = avgdl
+		t.close()
 		terms := make([]string, 0)
-		for term, df := range t.df {
-			if df >= t.threshold {
+		for term, a := range t.acc {
+			if int(a.df) >= t.threshold {
 				terms = append(terms, term)
 			}
 		}
 		sort.Strings(terms)
 		for _, term := range terms {
-			top := t.tops[term].sorted()
-			if _, err := put.ExecContext(ctx, term, t.df[term], encodeTop(top)); err != nil {
+			a := t.acc[term]
+			if _, err := put.ExecContext(ctx, term, a.df, encodeTop(a.top.sorted())); err != nil {
 				return fmt.Errorf("write frequent term %q: %w", term, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A result is the best window of lines around the hits in a chunk, not the
@@ -43,44 +44,44 @@ type lineToken struct {
 // noteText is a candidate note read from disk, split into lines with the
 // structure a window needs.
 type noteText struct {
-	path      string
-	bodyLine  int      // file line of lines[0]
-	lines     []string // the body, one entry per line
-	heading   []int    // heading level of each line (0 none)
-	crumbs    [][]int  // for each line, the heading lines above it (outermost first)
-	nameToks  []string
-	descToks  []string
-	speakerOf []string // folded speaker name of each line, if it is "Name: ..."
+	path     string
+	bodyLine int      // file line of lines[0]
+	lines    []string // the body, one entry per line
+	heading  []int8   // heading level of each line (0 none)
+	nameToks []string
+	descToks []string
 }
 
 // newNoteText prepares a note's body for windowing.
 func newNoteText(path, body string, bodyLine int, name, desc string) *noteText {
 	raw := strings.Split(strings.TrimRight(body, "\n"), "\n")
 	cls := classify(raw)
-	nt := &noteText{path: path, bodyLine: bodyLine, lines: make([]string, len(raw)), heading: make([]int, len(raw)), crumbs: make([][]int, len(raw))}
-	var stack []int // heading line indexes
+	nt := &noteText{path: path, bodyLine: bodyLine, lines: raw, heading: make([]int8, len(raw))}
 	for i, l := range cls {
 		nt.lines[i] = l.text
 		if l.heading > 0 {
-			for len(stack) > 0 && cls[stack[len(stack)-1]].heading >= l.heading {
-				stack = stack[:len(stack)-1]
-			}
-			nt.heading[i] = l.heading
-			nt.crumbs[i] = append([]int(nil), stack...)
-			stack = append(stack, i)
-			continue
+			nt.heading[i] = int8(l.heading)
 		}
-		nt.crumbs[i] = append([]int(nil), stack...)
 	}
 	nt.nameToks = tokenStrings(name)
 	nt.descToks = tokenStrings(desc)
-	nt.speakerOf = make([]string, len(raw))
-	for i, l := range cls {
-		if l.heading == 0 && l.fence == noFence {
-			nt.speakerOf[i] = speaker(l.text)
+	return nt
+}
+
+// crumbs are the heading lines above line i, outermost first.
+func (nt *noteText) crumbs(i int) []int {
+	var out []int
+	level := int8(7)
+	for j := i - 1; j >= 0 && level > 1; j-- {
+		if h := nt.heading[j]; h > 0 && h < level {
+			out = append(out, j)
+			level = h
 		}
 	}
-	return nt
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out
 }
 
 // speaker returns the folded name of who says a line such as
@@ -131,7 +132,8 @@ type scoring struct {
 	context  int
 	maxLines int
 	full     bool
-	prefix   bool // the prefix rung: every match counts as "prefix"
+	prefix   bool     // the prefix rung: every match counts as "prefix"
+	probes   []string // what mayMatch looks for
 }
 
 type scoredTerm struct {
@@ -215,29 +217,28 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 	if lo > hi {
 		return nil
 	}
-	var tk tokenizer
 	// Links read as the words a reader sees; the whole chunk at once so that
 	// code fences are known.
-	text := linkWords(strings.Join(nt.lines[lo:hi+1], "\n"))
-	plain := strings.Split(text, "\n")
-	if len(plain) != hi-lo+1 {
-		plain = nt.lines[lo : hi+1]
+	plain := nt.lines[lo : hi+1]
+	if text := strings.Join(plain, "\n"); strings.Contains(text, "[[") {
+		if p := strings.Split(linkWords(text), "\n"); len(p) == len(plain) {
+			plain = p
+		}
 	}
-	toks := make([][]lineToken, len(plain))
-	for i, l := range plain {
-		toks[i] = tokenizeLine(&tk, l)
-	}
+	cl := &chunkLines{sc: sc, plain: plain, toks: make([][]lineToken, len(plain)), done: make([]bool, len(plain))}
 	if len(sc.excluded) > 0 {
-		ex := scoring{terms: make([]scoredTerm, len(sc.excluded))}
+		ex := &scoring{terms: make([]scoredTerm, len(sc.excluded))}
 		for i, t := range sc.excluded {
 			ex.terms[i] = scoredTerm{Term: t}
 		}
 		counts := make([]float64, len(ex.terms))
-		for _, lt := range toks {
-			ex.count(lt, counts, 1)
-		}
 		ex.count(plainTokens(nt.nameToks), counts, 1)
 		ex.count(plainTokens(nt.descToks), counts, 1)
+		for i := range plain {
+			if ex.mayMatch(plain[i]) {
+				ex.count(cl.tokens(i), counts, 1)
+			}
+		}
 		for _, c := range counts {
 			if c > 0 {
 				return nil
@@ -248,14 +249,18 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 	counts := make([][]float64, len(plain))
 	hit := make([]bool, len(plain))
 	for i := range plain {
-		counts[i] = make([]float64, len(sc.terms))
-		sc.count(toks[i], counts[i], weightBody)
-		if sp := nt.speakerOf[lo+i]; sp != "" {
-			sc.count(plainTokens(strings.Fields(sp)), counts[i], weightName)
+		if !sc.mayMatch(plain[i]) {
+			continue
 		}
-		for _, c := range counts[i] {
-			if c > 0 {
+		c := make([]float64, len(sc.terms))
+		sc.count(cl.tokens(i), c, weightBody)
+		if sp := speaker(nt.lines[lo+i]); sp != "" {
+			sc.count(plainTokens(strings.Fields(sp)), c, weightName)
+		}
+		for _, v := range c {
+			if v > 0 {
 				hit[i] = true
+				counts[i] = c
 				break
 			}
 		}
@@ -280,9 +285,53 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 	}
 	var out []window
 	for _, sp := range spans {
-		out = append(out, sc.scoreWindow(nt, lo, sp[0], sp[1], toks, counts, chunkID))
+		out = append(out, sc.scoreWindow(nt, lo, sp[0], sp[1], cl, counts, chunkID))
 	}
 	return out
+}
+
+// chunkLines tokenizes a chunk's lines when they are needed.
+type chunkLines struct {
+	sc    *scoring
+	tk    tokenizer
+	plain []string
+	toks  [][]lineToken
+	done  []bool
+}
+
+func (cl *chunkLines) tokens(i int) []lineToken {
+	if !cl.done[i] {
+		cl.toks[i] = tokenizeLine(&cl.tk, cl.plain[i])
+		cl.done[i] = true
+	}
+	return cl.toks[i]
+}
+
+// mayMatch is a quick test that a line could hold one of the terms: an
+// ASCII line must contain the start of a term's first token (Porter changes
+// only the ends of words). Other lines are always tokenized.
+func (sc *scoring) mayMatch(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if line[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	if sc.probes == nil {
+		for _, t := range sc.terms {
+			p := t.Tokens[0]
+			if !t.Prefix && len(p) > 3 {
+				p = p[:len(p)-2]
+			}
+			sc.probes = append(sc.probes, p)
+		}
+	}
+	lower := strings.ToLower(line)
+	for _, p := range sc.probes {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sectionBounds is the span of body lines (within [lo, hi]) between the
@@ -371,26 +420,27 @@ func trimBlank(nt *noteText, from, to int) (int, int) {
 
 // scoreWindow scores body lines [from, to] as a document: name (weighted),
 // description (weighted), the headings above it and its lines.
-func (sc *scoring) scoreWindow(nt *noteText, lo, from, to int, toks [][]lineToken, counts [][]float64, chunkID int64) window {
+func (sc *scoring) scoreWindow(nt *noteText, lo, from, to int, cl *chunkLines, counts [][]float64, chunkID int64) window {
 	f := make([]float64, len(sc.terms))
 	sc.count(plainTokens(nt.nameToks), f, weightName)
 	sc.count(plainTokens(nt.descToks), f, weightDescription)
 	length := len(nt.nameToks) + len(nt.descToks)
-	for _, h := range nt.crumbs[from] {
+	for _, h := range nt.crumbs(from) {
 		ht := plainTokens(tokenStrings(nt.lines[h]))
 		sc.count(ht, f, weightBody)
 		length += len(ht)
 	}
 	var stream []lineToken
 	for i := from; i <= to; i++ {
-		if i < lo || i-lo >= len(toks) {
+		if i < lo || i-lo >= len(cl.plain) {
 			continue
 		}
 		for k, c := range counts[i-lo] {
 			f[k] += c
 		}
-		length += len(toks[i-lo])
-		stream = append(stream, toks[i-lo]...)
+		toks := cl.tokens(i - lo)
+		length += len(toks)
+		stream = append(stream, toks...)
 	}
 	w := window{from: from, to: to, chunkID: chunkID, rung: rungAll}
 	for k, t := range sc.terms {

@@ -68,6 +68,9 @@ func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*write
 func (w *writer) finish(ctx context.Context) error { return w.terms.finish(ctx) }
 
 func (w *writer) close() {
+	if w.terms != nil {
+		w.terms.close()
+	}
 	for _, st := range w.stmts {
 		st.Close()
 	}
