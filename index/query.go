@@ -65,7 +65,7 @@ type Term struct {
 // query does not look for (compared as stems).
 var queryStop = func() map[string]bool {
 	m := map[string]bool{}
-	for w := range store.WordSet(`tell know knows remember anything something thing things everything please`) {
+	for w := range store.WordSet(`tell know knows remember anything something thing things everything please happen happened happening`) {
 		m[string(porterStem([]byte(w)))] = true
 	}
 	return m

@@ -224,6 +224,10 @@ func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
 		}
 	}
 	if !found {
+		if s.dates != nil {
+			// "what happened yesterday": the words are nowhere, the date is.
+			return s.dateOnly(ctx, resp)
+		}
 		var words []string
 		for _, t := range q.Terms {
 			words = append(words, t.Text)
@@ -238,7 +242,7 @@ func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
 		}
 	}
 	sc := &scoring{terms: live, excluded: q.Excluded, phrase: q.Phrase, n: int(s.st.chunks), avgdl: s.st.avgdl(),
-		context: s.opt.Context, maxLines: s.opt.MaxLines, full: s.opt.Full, prefix: prefix}
+		context: s.opt.Context, maxLines: s.opt.MaxLines, full: s.opt.Full, prefix: prefix, missing: len(live) < len(terms)}
 	filter := s.filter(s.dates)
 	results, err := s.keyword(ctx, sc, filter)
 	if err != nil {
@@ -365,7 +369,8 @@ func (s *searcher) filter(dates *DateRange) noteFilter {
 	var f noteFilter
 	start, end, strict := s.opt.StartDate, s.opt.EndDate, s.opt.StrictDate
 	if dates != nil {
-		start, end = dates.Start, dates.End
+		// A question about a time wants notes of that time, not undated ones.
+		start, end, strict = dates.Start, dates.End, true
 	}
 	dateCond := func(op, d string) {
 		if strict {

@@ -47,8 +47,8 @@ func understandDates(q string, now time.Time) (string, *DateRange) {
 		return q, nil
 	}
 	text := strings.TrimSpace(q[bestLoc[0]:bestLoc[1]])
-	rest := q[:bestLoc[0]] + " " + q[bestLoc[1]:]
-	return strings.TrimSpace(rest), &DateRange{
+	rest := strings.Join(strings.Fields(q[:bestLoc[0]]+" "+q[bestLoc[1]:]), " ")
+	return rest, &DateRange{
 		Start: bestRange[0].Format(time.DateOnly),
 		End:   bestRange[1].Format(time.DateOnly),
 		Text:  text,
@@ -380,7 +380,8 @@ var datePatterns = []datePattern{
 		a, b := yearOf(t.Year()-1, t.Location())
 		return a, b, true
 	}},
-	{regexp.MustCompile(wb + `(?:(last|this|on)\s+)?` + wkd + we), func(m []string, t time.Time) (time.Time, time.Time, bool) {
+	// A bare weekday is left alone: "Sunday brunch" is more often a topic.
+	{regexp.MustCompile(wb + `(last|this|on)\s+` + wkd + we), func(m []string, t time.Time) (time.Time, time.Time, bool) {
 		wd := weekdayNames[strings.ToLower(m[2])]
 		if strings.EqualFold(m[1], "last") {
 			return day(lastWeekday(t, wd, false))

@@ -72,6 +72,9 @@ func newNoteText(path, body string, bodyLine int, name, desc string) *noteText {
 func (nt *noteText) crumbs(i int) []int {
 	var out []int
 	level := int8(7)
+	if h := nt.heading[i]; h > 0 {
+		level = h // a heading's ancestors are the headings above it of a higher level
+	}
 	for j := i - 1; j >= 0 && level > 1; j-- {
 		if h := nt.heading[j]; h > 0 && h < level {
 			out = append(out, j)
@@ -132,6 +135,7 @@ type scoring struct {
 	context  int
 	maxLines int
 	full     bool
+	missing  bool     // some word of the query is in no note: no window has them all
 	prefix   bool     // the prefix rung: every match counts as "prefix"
 	probes   []string // what mayMatch looks for
 }
@@ -443,6 +447,9 @@ func (sc *scoring) scoreWindow(nt *noteText, lo, from, to int, cl *chunkLines, c
 		stream = append(stream, toks...)
 	}
 	w := window{from: from, to: to, chunkID: chunkID, rung: rungAll}
+	if sc.missing {
+		w.rung = rungAny
+	}
 	for k, t := range sc.terms {
 		if f[k] <= 0 {
 			w.rung = rungAny
