@@ -60,6 +60,9 @@ type App struct {
 	cfg *Config
 	ws  *store.Workspace
 	ix  *index.Index
+	// watching is set by the commands that run the watcher, which keeps
+	// the index in step itself and must not ask itself for freshness.
+	watching bool
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -221,7 +224,8 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook()})
+	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
+		TrustWatcher: !a.watching})
 	if err != nil {
 		return nil, err
 	}

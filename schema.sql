@@ -71,13 +71,16 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
   tokenize = 'ascii'
 );
 
--- BM25's collection figures: the number of chunks and of their tokens.
+-- BM25's collection figures: the number of chunks and of their tokens;
+-- generation counts the index's write transactions, so that a search can
+-- tell whether another process changed the index while it read.
 CREATE TABLE fts_stats (
-  id     INTEGER PRIMARY KEY CHECK (id = 1),
-  chunks INTEGER NOT NULL,
-  tokens INTEGER NOT NULL
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  chunks     INTEGER NOT NULL,
+  tokens     INTEGER NOT NULL,
+  generation INTEGER NOT NULL
 );
-INSERT INTO fts_stats(id, chunks, tokens) VALUES (1, 0, 0);
+INSERT INTO fts_stats(id, chunks, tokens, generation) VALUES (1, 0, 0, 0);
 
 -- Words found in many chunks: their exact document frequency and the
 -- chunks where they weigh most (uvarint chunk id, one byte of weight,

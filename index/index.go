@@ -42,6 +42,9 @@ type Options struct {
 	// FrequentTerms is the number of chunks from which a word is kept in
 	// the frequent-terms table (default DefaultFrequentTerms).
 	FrequentTerms int
+	// TrustWatcher lets Sync skip the scan when a running `reme watch`
+	// vouches that the index is in step (see ServeWatch).
+	TrustWatcher bool
 	// Fault, when set, is called at each step of a move; returning an error
 	// stops the move there as if the process had been killed. Tests only.
 	Fault func(step string) error

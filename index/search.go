@@ -114,6 +114,8 @@ type SearchResponse struct {
 	Counts        Counts           `json:"counts"`
 	Warnings      []string         `json:"warnings,omitempty"`
 	LinkExpansion map[string]Links `json:"link_expansion,omitempty"`
+
+	generation int64 // of the index the answer was read from
 }
 
 // Search runs a search on the index as it is. The caller syncs first.
@@ -148,24 +150,52 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 			return nil, ErrNoValidTags
 		}
 	}
-	s := &searcher{ix: ix, opt: opt, tags: tags}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer tx.Rollback()
+	var gen int64
+	if err := tx.QueryRowContext(ctx, `SELECT generation FROM fts_stats WHERE id = 1`).Scan(&gen); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	s := &searcher{ix: ix, q: tx, opt: opt, tags: tags}
 	resp, err := s.run(ctx)
-	if err != nil || len(resp.Results) > 0 || resp.Dates == nil {
-		return resp, err
+	if err == nil && len(resp.Results) == 0 && resp.Dates != nil {
+		// Nothing on the days the question named: maybe the date words
+		// were meant as words ("周日", "Sunday brunch").
+		opt.Literal = true
+		lit, lerr := (&searcher{ix: ix, q: tx, opt: opt, tags: tags}).run(ctx)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if len(lit.Results) > 0 {
+			lit.Message = fmt.Sprintf("Nothing dated %s matches; these results take %q as words.", resp.Dates.span(), resp.Dates.Text)
+			resp = lit
+		}
 	}
-	// Nothing on the days the question named: maybe the date words were
-	// meant as words ("周日", "Sunday brunch").
-	opt.Literal = true
-	lit, err := (&searcher{ix: ix, opt: opt, tags: tags}).run(ctx)
-	if err != nil || len(lit.Results) == 0 {
-		return resp, err
+	if resp != nil {
+		resp.generation = gen
 	}
-	lit.Message = fmt.Sprintf("Nothing dated %s matches; these results take %q as words.", resp.Dates.span(), resp.Dates.Text)
-	return lit, nil
+	return resp, err
+}
+
+// generation counts the write transactions of the index.
+func (ix *Index) generation(ctx context.Context) (int64, error) {
+	var gen int64
+	err := ix.db.QueryRowContext(ctx, `SELECT generation FROM fts_stats WHERE id = 1`).Scan(&gen)
+	return gen, err
+}
+
+// queryer is a database or a transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 type searcher struct {
 	ix    *Index
+	q     queryer // one read transaction: every query sees the same index
 	opt   SearchOptions
 	tags  []string
 	st    stats
@@ -181,7 +211,7 @@ func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
 	}
 	q := ParseQuery(text)
 	var err error
-	if s.st, err = readStats(ctx, s.ix.db); err != nil {
+	if s.st, err = readStats(ctx, s.q); err != nil {
 		return nil, err
 	}
 	if s.st.chunks == 0 {
@@ -328,19 +358,19 @@ func (s *searcher) resolve(ctx context.Context, terms []Term) ([]scoredTerm, err
 	for _, t := range terms {
 		st := scoredTerm{Term: t}
 		if t.frequentCandidate() {
-			err := s.ix.db.QueryRowContext(ctx, `SELECT df FROM frequent_terms WHERE term = ?`, t.Tokens[0]).Scan(&st.df)
+			err := s.q.QueryRowContext(ctx, `SELECT df FROM frequent_terms WHERE term = ?`, t.Tokens[0]).Scan(&st.df)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return nil, fmt.Errorf("search: %w", err)
 			}
 		}
 		if st.df == 0 {
 			limit := s.ix.opt.FrequentTerms
-			if err := s.ix.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
+			if err := s.q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
 				t.expr(), limit).Scan(&st.df); err != nil {
 				return nil, fmt.Errorf("search: %w", err)
 			}
 			if st.df >= limit {
-				if err := s.ix.db.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, t.expr()).Scan(&st.df); err != nil {
+				if err := s.q.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, t.expr()).Scan(&st.df); err != nil {
 					return nil, fmt.Errorf("search: %w", err)
 				}
 			}
@@ -442,7 +472,7 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 		} else {
 			q = `SELECT rowid, -bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ?`
 		}
-		rows, err := s.ix.db.QueryContext(ctx, q, args...)
+		rows, err := s.q.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -462,7 +492,7 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 	}
 	for _, t := range frequent {
 		var blob []byte
-		if err := s.ix.db.QueryRowContext(ctx, `SELECT top FROM frequent_terms WHERE term = ?`, t.Tokens[0]).Scan(&blob); err != nil {
+		if err := s.q.QueryRowContext(ctx, `SELECT top FROM frequent_terms WHERE term = ?`, t.Tokens[0]).Scan(&blob); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // no longer frequent since resolve: a concurrent writer
 			}
@@ -509,7 +539,7 @@ func (s *searcher) loadChunks(ctx context.Context, ids []int64) ([]candidateChun
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.ix.db.QueryContext(ctx, `SELECT c.id, n.id, c.start_line, c.end_line, n.path, n.name, n.description, coalesce(n.date, '')
+	rows, err := s.q.QueryContext(ctx, `SELECT c.id, n.id, c.start_line, c.end_line, n.path, n.name, n.description, coalesce(n.date, '')
 		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -667,7 +697,7 @@ func (s *searcher) dateOnly(ctx context.Context, resp *SearchResponse) (*SearchR
 	f := s.filter(s.dates)
 	f.where = append(f.where, "n.date IS NOT NULL", "n.day_index = 0")
 	args := append(append([]any{}, f.args...), s.opt.Limit*4)
-	rows, err := s.ix.db.QueryContext(ctx, `SELECT min(c.id) FROM chunks c JOIN notes n ON n.id = c.note_id
+	rows, err := s.q.QueryContext(ctx, `SELECT min(c.id) FROM chunks c JOIN notes n ON n.id = c.note_id
 		WHERE `+f.sql()+` GROUP BY n.id ORDER BY n.date DESC, n.path LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -750,7 +780,7 @@ func (s *searcher) explain(ctx context.Context, sc *scoring, q Query, filter not
 		for i, t := range sc.terms {
 			plain[i] = t.Term
 		}
-		err := s.ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT c.note_id) FROM chunk_fts f JOIN chunks c ON c.id = f.rowid
+		err := s.q.QueryRowContext(ctx, `SELECT count(DISTINCT c.note_id) FROM chunk_fts f JOIN chunks c ON c.id = f.rowid
 			WHERE chunk_fts MATCH ?`, matchExpr(plain, q.Excluded)).Scan(&n)
 		if err == nil && n > 0 {
 			return fmt.Sprintf("%d note(s) contain %s, but the filters (%s) left all of them out.", n, list, s.describeFilters())
@@ -792,7 +822,7 @@ func (s *searcher) decorate(ctx context.Context, resp *SearchResponse) error {
 	for _, r := range resp.Results {
 		notes[r.noteID] = r.Path
 	}
-	exp, err := s.ix.expand(ctx, notes, s.opt.Links)
+	exp, err := expand(ctx, s.q, notes, s.opt.Links)
 	if err != nil {
 		return err
 	}
@@ -827,7 +857,7 @@ type expansion struct {
 
 // expand gathers, for each note (id → path), its tags and, with links, up
 // to maxNeighbors out- and inlinks with their anchors grouped.
-func (ix *Index) expand(ctx context.Context, notes map[int64]string, links bool) (map[string]*expansion, error) {
+func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) (map[string]*expansion, error) {
 	res := map[string]*expansion{}
 	ids := make([]any, 0, len(notes))
 	paths := make([]any, 0, len(notes))
@@ -840,7 +870,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string, links bool)
 		return res, nil
 	}
 	ph := placeholders(len(ids))
-	rows, err := ix.db.QueryContext(ctx, `SELECT note_id, label FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
+	rows, err := q.QueryContext(ctx, `SELECT note_id, label FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("link expansion: %w", err)
 	}
@@ -856,7 +886,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string, links bool)
 	if !links {
 		return res, nil
 	}
-	err = ix.neighbors(ctx, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
+	err = neighbors(ctx, q, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
 		group_concat(l.anchor, char(31))
 		FROM links l LEFT JOIN notes t ON t.path = l.target
 		WHERE l.note_id IN (`+ph+`)
@@ -868,7 +898,7 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string, links bool)
 	if err != nil {
 		return nil, err
 	}
-	err = ix.neighbors(ctx, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
+	err = neighbors(ctx, q, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
 		FROM links l JOIN notes s ON s.id = l.note_id
 		WHERE l.target IN (`+ph+`)
 		GROUP BY l.target, s.path ORDER BY l.target, s.path`, paths, func(_ int64, target string, n Neighbor) {
@@ -881,8 +911,8 @@ func (ix *Index) expand(ctx context.Context, notes map[int64]string, links bool)
 
 // neighbors runs a link query whose rows are (note id, target, neighbour
 // path, name, description, indexed, anchors).
-func (ix *Index) neighbors(ctx context.Context, q string, args []any, add func(id int64, target string, n Neighbor)) error {
-	rows, err := ix.db.QueryContext(ctx, q, args...)
+func neighbors(ctx context.Context, q queryer, query string, args []any, add func(id int64, target string, n Neighbor)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("link expansion: %w", err)
 	}
@@ -929,6 +959,10 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // apply (the usual case) those results stand, otherwise the search runs
 // again on the updated index. Either way the results reflect the files.
 func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchResponse, *SyncReport, error) {
+	if rep, ok := ix.watcherSync(ctx); ok {
+		res, err := ix.Search(ctx, opt)
+		return res, rep, err
+	}
 	type answer struct {
 		res *SearchResponse
 		err error
@@ -938,12 +972,23 @@ func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchRes
 		res, err := ix.Search(ctx, opt)
 		early <- answer{res, err}
 	}()
-	rep, err := ix.Sync(ctx)
+	rep, err := ix.sync(ctx, false, nil)
 	a := <-early
 	if err != nil {
 		return nil, nil, err
 	}
-	if rep.Added+rep.Modified+rep.Deleted > 0 || a.err != nil {
+	again := rep.Added+rep.Modified+rep.Deleted > 0 || a.err != nil
+	if !again {
+		// Another process may have indexed changes after the early answer
+		// was read and before the scan compared: the scan then finds
+		// nothing to do, but the answer is older than the files.
+		gen, err := ix.generation(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("search: %w", err)
+		}
+		again = gen != a.res.generation
+	}
+	if again {
 		a.res, a.err = ix.Search(ctx, opt)
 	}
 	return a.res, rep, a.err

@@ -35,7 +35,10 @@ type SyncReport struct {
 	Indexed   int           `json:"indexed"`
 	Problems  []FileResult  `json:"problems"` // failures and skips
 	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
-	Elapsed   time.Duration `json:"-"`
+	// Vouched is set when a running watcher vouched for the index, so that
+	// no scan was needed.
+	Vouched bool          `json:"vouched,omitempty"`
+	Elapsed time.Duration `json:"-"`
 }
 
 // Progress receives (done, total) while a sync applies changes.
@@ -45,12 +48,32 @@ type Progress func(done, total int)
 // confirm, then added, modified and deleted notes applied in one
 // transaction. Running it again with nothing changed does nothing.
 func (ix *Index) Sync(ctx context.Context) (*SyncReport, error) {
+	if rep, ok := ix.watcherSync(ctx); ok {
+		return rep, nil
+	}
 	return ix.sync(ctx, false, nil)
 }
 
 // SyncProgress is Sync with a progress callback.
 func (ix *Index) SyncProgress(ctx context.Context, progress Progress) (*SyncReport, error) {
+	if rep, ok := ix.watcherSync(ctx); ok {
+		return rep, nil
+	}
 	return ix.sync(ctx, false, progress)
+}
+
+// watcherSync is a sync that a running watcher answered (with
+// TrustWatcher): nothing to do here.
+func (ix *Index) watcherSync(ctx context.Context) (*SyncReport, bool) {
+	start := time.Now()
+	ok, why := ix.askWatcher(ctx)
+	if why != "not asked" && why != "no watcher" {
+		ix.log.Info("freshness", "watcher", why, "elapsed", elapsed(start))
+	}
+	if !ok {
+		return nil, false
+	}
+	return &SyncReport{Vouched: true, Elapsed: time.Since(start)}, true
 }
 
 // Rebuild throws the index content away and indexes every note again.

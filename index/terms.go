@@ -417,7 +417,7 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 // finish writes the statistics and the frequent-terms table.
 func (t *termTracker) finish(ctx context.Context) error {
 	tx := t.w.tx
-	if _, err := tx.ExecContext(ctx, `UPDATE fts_stats SET chunks = ?, tokens = ? WHERE id = 1`, t.st.chunks, t.st.tokens); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE fts_stats SET chunks = ?, tokens = ?, generation = generation + 1 WHERE id = 1`, t.st.chunks, t.st.tokens); err != nil {
 		return fmt.Errorf("write index statistics: %w", err)
 	}
 	put := t.w.stmts["freqPut"]
