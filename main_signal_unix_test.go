@@ -27,4 +27,3 @@ func cmdWatchSignal(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(syscall.Kill(st.PID, sig))
 }
-

@@ -28,13 +28,13 @@ type FileResult struct {
 
 // SyncReport summarises a sync or a rebuild.
 type SyncReport struct {
-	Added     int           `json:"added"`
-	Modified  int           `json:"modified"`
-	Deleted   int           `json:"deleted"`
-	Unchanged int           `json:"unchanged"`
-	Indexed   int           `json:"indexed"`
-	Problems  []FileResult  `json:"problems"` // failures and skips
-	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
+	Added     int          `json:"added"`
+	Modified  int          `json:"modified"`
+	Deleted   int          `json:"deleted"`
+	Unchanged int          `json:"unchanged"`
+	Indexed   int          `json:"indexed"`
+	Problems  []FileResult `json:"problems"` // failures and skips
+	Files     []FileResult `json:"files"`    // every file, on a rebuild only
 	// Vouched is set when a running watcher vouched for the index, so that
 	// no scan was needed.
 	Vouched bool          `json:"vouched,omitempty"`
