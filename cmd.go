@@ -42,6 +42,7 @@ type cli struct {
 	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
 	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
+	Eval         evalCmd         `cmd:"" help:"Measure search recall on conversational QA data (LoCoMo's JSON shape)."`
 	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
 	Version      versionCmd      `cmd:"" help:"Print the version."`
 }

@@ -208,6 +208,10 @@ func tokenStrings(s string) []string {
 	return out
 }
 
+// StopWord reports an English function word that the index leaves out
+// (lower case).
+func StopWord(w string) bool { return indexStop[w] }
+
 // indexStop are the English function words the index leaves out: they are
 // in nearly every note and tell nothing about it. (Query parsing drops a
 // few more words that questions are made of; see queryStop.)

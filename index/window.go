@@ -88,8 +88,9 @@ func (nt *noteText) crumbs(i int) []int {
 }
 
 // speaker returns the folded name of who says a line such as
-// "Caroline: …", "**Caroline**: …", "- [10:02] Caroline Smith: …", or "".
-func speaker(line string) string {
+// "Caroline: …", "**Caroline**: …", "- [10:02] Caroline Smith: …", and
+// where the words said start; "" when the line is not a line of dialogue.
+func speaker(line string) (string, int) {
 	s := strings.TrimLeft(line, " \t")
 	s = strings.TrimPrefix(s, "- ")
 	s = strings.TrimPrefix(s, "* ")
@@ -100,29 +101,30 @@ func speaker(line string) string {
 	}
 	i := strings.IndexAny(s, ":：")
 	if i <= 0 || i > 40 {
-		return ""
+		return "", 0
 	}
 	name := strings.Trim(s[:i], "* ")
 	rest := s[i:]
 	if !strings.HasPrefix(rest, ": ") && !strings.HasPrefix(rest, "：") && rest != ":" {
-		return ""
+		return "", 0
 	}
 	words := strings.Fields(name)
 	if len(words) == 0 || len(words) > 3 {
-		return ""
+		return "", 0
 	}
 	for _, w := range words {
 		r := firstRune(w)
 		if !unicode.IsUpper(r) && !(r > 0x2E80 && unicode.IsLetter(r)) {
-			return ""
+			return "", 0
 		}
 		for _, r := range w {
 			if !unicode.IsLetter(r) && r != '-' && r != '.' && r != '\'' {
-				return ""
+				return "", 0
 			}
 		}
 	}
-	return strings.Join(tokenStrings(name), " ")
+	_, size := utf8.DecodeRuneInString(rest)
+	return strings.Join(tokenStrings(name), " "), len(line) - len(rest) + size
 }
 
 // scoring is what scoring a window needs from the query and the index.
@@ -256,18 +258,26 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 		if !sc.mayMatch(plain[i]) {
 			continue
 		}
-		c := make([]float64, len(sc.terms))
-		sc.count(cl.tokens(i), c, weightBody)
-		if sp := speaker(nt.lines[lo+i]); sp != "" {
-			sc.count(plainTokens(strings.Fields(sp)), c, weightName)
+		// In a line of dialogue the words said make a hit; the speaker
+		// weighs on the line like a name (the question is about them) but
+		// alone is no hit, or every line someone says would be one.
+		said := cl.tokens(i)
+		sp, at := speaker(plain[i])
+		if sp != "" {
+			said = tokenizeLine(&cl.tk, plain[i][at:])
 		}
+		c := make([]float64, len(sc.terms))
+		sc.count(said, c, weightBody)
 		for _, v := range c {
 			if v > 0 {
 				hit[i] = true
-				counts[i] = c
 				break
 			}
 		}
+		if sp != "" {
+			sc.count(plainTokens(strings.Fields(sp)), c, weightName)
+		}
+		counts[i] = c
 	}
 	var spans [][2]int
 	if sc.full {
@@ -350,6 +360,23 @@ func sectionBounds(nt *noteText, lo, hi, i int) (int, int) {
 		b++
 	}
 	return a, b - 1
+}
+
+// anchors makes a window around each hit line: the context on each side,
+// within its section. Windows that overlap a better one are dropped when
+// results are chosen, so nearby hits end up in one window.
+func (sc *scoring) anchors(nt *noteText, lo, hi int, hit []bool) [][2]int {
+	var out [][2]int
+	for i := lo; i <= hi; i++ {
+		if !hit[i-lo] {
+			continue
+		}
+		secLo, secHi := sectionBounds(nt, lo, hi, i)
+		from, to := max(i-sc.context, secLo), min(i+sc.context, secHi)
+		from, to = trimBlank(nt, from, to)
+		out = append(out, [2]int{from, to})
+	}
+	return out
 }
 
 // clusters groups hit lines into windows: hits closer than twice the
@@ -439,7 +466,7 @@ func (sc *scoring) scoreWindow(nt *noteText, lo, from, to int, cl *chunkLines, c
 		if i < lo || i-lo >= len(cl.plain) {
 			continue
 		}
-		for k, c := range counts[i-lo] {
+		for k, c := range counts[i-lo] { // nil for lines that cannot match
 			f[k] += c
 		}
 		toks := cl.tokens(i - lo)
