@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -40,6 +41,12 @@ type MemoryConfig struct {
 	IncludeImages bool `yaml:"include_images" json:"include_images"`
 	// MaxImageNum is the most images one call may carry.
 	MaxImageNum int `yaml:"max_image_num" json:"max_image_num"`
+	// MaxMessagesBytes bounds the messages of one call (stdin or @FILE).
+	MaxMessagesBytes int64 `yaml:"max_messages_bytes" json:"max_messages_bytes"`
+	// MaxTranscriptBytes bounds the Claude Code transcript auto_memory_cc reads.
+	MaxTranscriptBytes int64 `yaml:"max_transcript_bytes" json:"max_transcript_bytes"`
+	// SessionWait bounds the wait for another run of the same session.
+	SessionWait Duration `yaml:"session_wait" json:"session_wait"`
 }
 
 // ResourceConfig holds auto_resource defaults.
@@ -63,13 +70,32 @@ type SearchConfig struct {
 
 // LLMConfig configures the model runtime. The API key is read from the
 // environment only, so that it never ends up in a versioned workspace.
+// After loading, Provider, BaseURL, Model and VisionModel hold what is in
+// effect (see resolveModel in cmd_model.go), with the reasons beside them.
 type LLMConfig struct {
+	// Provider is cohere or openai (any OpenAI-compatible server); empty
+	// chooses from the keys and URLs that are set.
+	Provider    string   `yaml:"provider" json:"provider"`
 	Model       string   `yaml:"model" json:"model"`
 	VisionModel string   `yaml:"vision_model" json:"vision_model"`
 	BaseURL     string   `yaml:"base_url" json:"base_url"`
 	Timeout     Duration `yaml:"timeout" json:"timeout"`
 	MaxRetries  int      `yaml:"max_retries" json:"max_retries"`
-	APIKey      string   `yaml:"-" json:"api_key"`
+	// EmbedModel, EmbedDimensions and RerankModel configure semantic
+	// search; empty and 0 keep the provider's defaults, an empty
+	// RerankModel turns reranking off.
+	EmbedModel      string `yaml:"embed_model" json:"embed_model"`
+	EmbedDimensions int    `yaml:"embed_dimensions" json:"embed_dimensions"`
+	RerankModel     string `yaml:"rerank_model" json:"rerank_model"`
+
+	APIKey string `yaml:"-" json:"api_key"`
+	// ProviderReason says why Provider is in effect, or why none is.
+	ProviderReason string `yaml:"-" json:"provider_reason"`
+	// APIKeyFrom names the variable the key came from.
+	APIKeyFrom string `yaml:"-" json:"api_key_from,omitempty"`
+	// Embed is the separate embedding endpoint of ReMe's EMBEDDING_*
+	// variables, if they are set.
+	Embed *EmbedEndpoint `yaml:"-" json:"embed_endpoint,omitempty"`
 }
 
 // Duration is a time.Duration written as "90s" in YAML and JSON.
@@ -93,9 +119,10 @@ func defaultConfig() *Config {
 		MaxFileBytes: 20 << 20,
 		Search:       SearchConfig{Limit: 5, Context: index.DefaultContext, MaxLines: index.DefaultMaxLines},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
-		AutoMemory:   MemoryConfig{MaxImageNum: 5},
-		Resource:     ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
-		Watch:        WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
+			SessionWait: Duration(10 * time.Minute)},
+		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
+		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 	}
 }
 
@@ -117,7 +144,10 @@ var envOverrides = []struct {
 		return err
 	}},
 	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
-	{"COHERE_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
+	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
+	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
+	// API keys and the variables of other tools are read by resolveModel.
 }
 
 func parseInt(s string, dst *int) error {
@@ -157,6 +187,7 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
+	fromFile := cfg.LLM
 	for _, e := range envOverrides {
 		if v := getenv(e.name); v != "" {
 			if err := e.set(cfg, v); err != nil {
@@ -164,7 +195,11 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
-	return cfg, cfg.validate()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	resolveModel(&cfg.LLM, fromFile, getenv)
+	return cfg, nil
 }
 
 func (c *Config) validate() error {
@@ -188,6 +223,12 @@ func (c *Config) validate() error {
 	if c.MaxFileBytes <= 0 {
 		return fmt.Errorf("max_file_bytes must be greater than 0")
 	}
+	if c.AutoMemory.MaxMessagesBytes <= 0 || c.AutoMemory.MaxTranscriptBytes <= 0 {
+		return fmt.Errorf("auto_memory.max_messages_bytes and auto_memory.max_transcript_bytes must be positive")
+	}
+	if c.AutoMemory.SessionWait <= 0 {
+		return fmt.Errorf("auto_memory.session_wait must be a positive duration")
+	}
 	if c.AutoMemory.MaxImageNum < 1 {
 		return fmt.Errorf("auto_memory.max_image_num must be at least 1")
 	}
@@ -196,6 +237,14 @@ func (c *Config) validate() error {
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
+	}
+	switch c.LLM.Provider {
+	case "", providerCohere, providerOpenAI:
+	default:
+		return fmt.Errorf("llm.provider must be cohere or openai, not %q", c.LLM.Provider)
+	}
+	if c.LLM.EmbedDimensions < 0 {
+		return fmt.Errorf("llm.embed_dimensions must not be negative")
 	}
 	return nil
 }
@@ -212,11 +261,21 @@ func (c *Config) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// redacted is a copy that is safe to print.
+// redacted is a copy that is safe to print: keys become "(set)", URLs
+// lose their credentials.
 func (c *Config) redacted() *Config {
 	r := *c
 	if r.LLM.APIKey != "" {
 		r.LLM.APIKey = "(set)"
+	}
+	r.LLM.BaseURL = llm.RedactURL(r.LLM.BaseURL)
+	if e := r.LLM.Embed; e != nil {
+		shown := *e
+		shown.BaseURL = llm.RedactURL(shown.BaseURL)
+		if shown.APIKey != "" {
+			shown.APIKey = "(set)"
+		}
+		r.LLM.Embed = &shown
 	}
 	return &r
 }
@@ -225,7 +284,8 @@ type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
-REME_* environment variables. Secrets are shown only as "(set)".`
+REME_* environment variables. The "# model:" line says which provider and model
+are in use and why. Secrets are shown only as "(set)", credentials in URLs as ***.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {
@@ -239,12 +299,16 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 	}
 	type yamlView struct {
 		Config `yaml:",inline"`
-		APIKey string `yaml:"cohere_api_key"`
+		APIKey string `yaml:"api_key"`
 	}
-	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: r.LLM.APIKey})
+	key := "(none)"
+	if r.LLM.APIKey != "" {
+		key = "(set, from " + r.LLM.APIKeyFrom + ")"
+	}
+	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: key})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "# workspace: %s\n%s", app.workspaceDir(), b)
+	fmt.Fprintf(app.Stdout, "# workspace: %s\n# model: %s\n%s", app.workspaceDir(), r.LLM.describe(), b)
 	return nil
 }

@@ -11,12 +11,9 @@ import (
 
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
-	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/claudecode"
 	"github.com/reme-dev/reme/store"
 )
-
-// maxMessagesBytes bounds what is read for messages (stdin or @file).
-const maxMessagesBytes = 64 << 20
 
 type autoMemoryCmd struct {
 	SessionID  string `name:"session-id" help:"Conversation id (a file name: no / or ..)." placeholder:"ID"`
@@ -24,7 +21,7 @@ type autoMemoryCmd struct {
 	Date       string `help:"Day of the card (default: the latest message day, else today)." placeholder:"YYYY-MM-DD"`
 	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh (default: config language)."`
-	Fallback   string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback   string `enum:",extractive,none" default:"" help:"With extractive, a model failure writes an extractive card (distiller: extractive) instead of failing (default none)."`
 	// IncludeImages overrides the configured default (auto_memory.include_images).
 	IncludeImages *bool `name:"include-images" negatable:"" help:"Save the conversation's images under session/images/ and show them to the model (default: config auto_memory.include_images, false)."`
 }
@@ -33,22 +30,23 @@ func (autoMemoryCmd) Help() string {
 	return `Distils a conversation into the day's memory card for its session:
 daily/DATE/<name>.md, listed on daily/DATE.md and tagged. The messages are first
 saved to session/dialog/<session_id>.jsonl (tool results and base64 data left
-out). Without COHERE_API_KEY an extractive card is written from the user's own
-statements. Messages take "role", "content" (text or blocks), and optionally
+out). Without a model (see reme config) an extractive card is written from the
+user's own statements. Messages take "role", "content" (text or blocks), and optionally
 "name", "id" and "created_at" (or time_created, timestamp, createdAt,
 timeCreated, created_time, also inside "metadata").`
 }
 
 func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
-	raw, err := readArgOrInput(c.Messages, app.Stdin)
-	if err != nil {
-		return err
-	}
-	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
 	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
+	msgs, closeMsgs, err := openArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
+	if err != nil {
+		return err
+	}
+	defer closeMsgs()
+	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,43 +55,59 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 		include = *c.IncludeImages
 	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
-		SessionID: c.SessionID, Messages: raw, Date: c.Date, MemoryHint: c.MemoryHint,
+		SessionID: c.SessionID, MessagesReader: msgs, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
+		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }
 
-// readArgOrInput resolves a value given inline, as @FILE, or as - (stdin).
-// Long conversations do not fit in one argument (Linux allows 128 KiB).
-func readArgOrInput(v string, stdin io.Reader) ([]byte, error) {
+// openArgOrInput resolves a value given inline, as @FILE, or as - (stdin),
+// as a reader that fails with a clear error past limit bytes, so that a
+// long conversation is streamed, not read whole first. Long conversations
+// do not fit in one argument (Linux allows 128 KiB).
+func openArgOrInput(v string, stdin io.Reader, limit int64) (io.Reader, func(), error) {
 	switch {
 	case v == "":
-		return nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
+		return nil, nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
 	case v == "-":
-		return readLimited(stdin, "stdin")
+		if stdin == nil {
+			return nil, nil, fmt.Errorf("messages: nothing on stdin")
+		}
+		return &cappedReader{r: stdin, left: limit, limit: limit, name: "stdin"}, func() {}, nil
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
-			return nil, fmt.Errorf("messages: %w", err)
+			return nil, nil, fmt.Errorf("messages: %w", err)
 		}
-		defer f.Close()
-		return readLimited(f, v[1:])
+		return &cappedReader{r: f, left: limit, limit: limit, name: v[1:]}, func() { f.Close() }, nil
 	}
-	return []byte(v), nil
+	return strings.NewReader(v), func() {}, nil
 }
 
-func readLimited(r io.Reader, name string) ([]byte, error) {
-	if r == nil {
-		return nil, fmt.Errorf("messages: nothing on %s", name)
+// cappedReader reads at most limit bytes and then fails, naming the
+// setting that raises the limit.
+type cappedReader struct {
+	r           io.Reader
+	left, limit int64
+	name        string
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// one byte more tells a file of exactly limit bytes from a larger one
+		var one [1]byte
+		if n, _ := c.r.Read(one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, fmt.Errorf("messages from %s are larger than %d bytes (auto_memory.max_messages_bytes)", c.name, c.limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxMessagesBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read messages from %s: %w", name, err)
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
 	}
-	if len(b) > maxMessagesBytes {
-		return nil, fmt.Errorf("messages from %s are larger than %d MiB", name, maxMessagesBytes>>20)
-	}
-	return b, nil
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // reportMemory prints an auto_memory result: JSON, or one summary line.
@@ -102,8 +116,8 @@ func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
 		for _, w := range res.Warnings {
 			a.Log.Warn(w)
 		}
-		if res.Distiller == "extractive" && a.cfg != nil && a.cfg.LLM.APIKey == "" {
-			fmt.Fprintln(a.Stderr, "reme: no model configured (set COHERE_API_KEY); wrote an extractive card from the conversation")
+		if res.Distiller == "extractive" && a.cfg != nil && a.cfg.LLM.Provider == "" {
+			fmt.Fprintln(a.Stderr, "reme: "+a.cfg.LLM.ProviderReason+"; wrote an extractive card from the conversation")
 		}
 	}
 	if err != nil {
@@ -156,23 +170,12 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		return nil, err
 	}
 	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
-	if cfg.LLM.APIKey != "" {
-		model, err := llm.NewCohere(llm.CohereConfig{
-			APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Timeout: time.Duration(cfg.LLM.Timeout),
-			MaxRetries: cfg.LLM.MaxRetries, Logger: a.Log,
-		})
-		if err != nil {
-			return nil, err
-		}
-		env.Model = model
-		env.ModelID = cfg.LLM.Model
-		if env.ModelID == "" {
-			env.ModelID = llm.DefaultModel
-		}
-		env.VisionModelID = cfg.LLM.VisionModel
-		if env.VisionModelID == "" {
-			env.VisionModelID = llm.DefaultVisionModel
-		}
+	model, err := a.ChatModel()
+	if err != nil {
+		return nil, err
+	}
+	if model != nil {
+		env.Model, env.ModelID, env.VisionModelID = model, cfg.LLM.Model, cfg.LLM.VisionModel
 	}
 	return env, nil
 }
@@ -222,7 +225,7 @@ type autoMemoryCCCmd struct {
 	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
-	Fallback       string `enum:",extractive" default:"" help:"With extractive, a model failure writes an extractive card instead of failing."`
+	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
 }
 
 func (autoMemoryCCCmd) Help() string {
@@ -236,7 +239,7 @@ summaries, thinking and injected reminders are dropped.`
 func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	sid, transcript := c.SessionID, c.TranscriptPath
 	if sid == "" {
-		in, err := jobs.ParseClaudeHookInput(app.Stdin)
+		in, err := claudecode.ParseHookInput(app.Stdin)
 		if err != nil {
 			return app.reportMemory(nil, err)
 		}
@@ -250,7 +253,7 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	}
 	if transcript == "" {
 		home, _ := os.UserHomeDir()
-		p, err := jobs.FindClaudeTranscript(sid, app.Getenv, home)
+		p, err := claudecode.FindTranscript(sid, app.Getenv, home)
 		if err != nil {
 			return err
 		}
@@ -260,9 +263,14 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err
+	}
 	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
 		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
 		Language: c.Language, Fallback: c.Fallback,
+		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.reportMemory(res, err)
 }

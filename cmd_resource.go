@@ -14,6 +14,7 @@ type autoResourceCmd struct {
 	Changes       string   `help:"ReMe's form: a JSON list of {\"path\": \"resource/…\", \"change\": \"added|modified|deleted\"}." placeholder:"JSON"`
 	IncludeImages *bool    `name:"include-images" negatable:"" help:"Process image resources (default: config resource.include_images, true)."`
 	Language      string   `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+	Fallback      string   `enum:",extractive,none" default:"" help:"With extractive, a text resource whose model run failed gets the extractive card (default none)."`
 }
 
 func (autoResourceCmd) Help() string {
@@ -43,6 +44,7 @@ func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
 		return err
 	}
 	req.Changes = changes
+	req.Fallback = c.Fallback
 	res, err := jobs.AutoResource(ctx, env, req)
 	if err != nil {
 		return app.reportMemory(nil, err)

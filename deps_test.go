@@ -7,16 +7,19 @@ import (
 )
 
 // TestImportRules keeps the package graph a DAG with store and jobs/llm at
-// the bottom: index and vision build on store, jobs on store, jobs/llm and
-// vision (the index only through an interface), and only main wires it all.
+// the bottom: index and vision build on store, the extractive distiller and
+// the Claude Code import on store alone, jobs on all of these (the index
+// only through an interface), and only main wires it all.
 func TestImportRules(t *testing.T) {
 	const mod = "github.com/reme-dev/reme"
 	allowed := map[string][]string{
-		"store":    {},
-		"jobs/llm": {},
-		"vision":   {},
-		"index":    {"store"},
-		"jobs":     {"store", "jobs/llm", "vision"},
+		"store":           {},
+		"jobs/llm":        {},
+		"vision":          {},
+		"index":           {"store"},
+		"jobs/extractive": {"store"},
+		"jobs/claudecode": {"store"},
+		"jobs":            {"store", "jobs/llm", "vision", "jobs/extractive", "jobs/claudecode"},
 	}
 	for pkg, ok := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg).Output()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/jobs/llm/llmtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -34,14 +35,52 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "script"),
+	testscript.Run(t, scriptParams(providerCohere, filepath.Join("testdata", "script"), nil))
+}
+
+// TestScriptsOpenAI runs every script that uses "fakemodel" once more, with
+// an OpenAI-compatible fake server in place of the Cohere one: the jobs,
+// prompts and agent loop must not depend on the provider.
+func TestScriptsOpenAI(t *testing.T) {
+	all, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte("\nfakemodel ")) || bytes.HasPrefix(b, []byte("fakemodel ")) {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no script uses fakemodel")
+	}
+	testscript.Run(t, scriptParams(providerOpenAI, "", files))
+}
+
+func scriptParams(provider, dir string, files []string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		Files:               files,
 		RequireExplicitExec: true,
 		UpdateScripts:       *update, // -update rewrites the cmp files inside the scripts
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"fakecohere":      cmdFakeCohere,
+			"fakecohere": cmdFakeCohere,
+			"fakeopenai": cmdFakeOpenAI,
+			"fakemodel": func(ts *testscript.TestScript, neg bool, args []string) {
+				if provider == providerOpenAI {
+					cmdFakeModelOpenAI(ts, neg, args)
+					return
+				}
+				cmdFakeCohere(ts, neg, args)
+			},
 			"waitfor":         cmdWaitFor,
-			"cohere-requests": cmdCohereRequests,
+			"model-requests":  cmdModelRequests,
+			"cohere-requests": cmdModelRequests,
 			"watchsignal":     cmdWatchSignal,
 			"manynotes":       cmdManyNotes,
 			"waitvouched":     cmdWaitVouched,
@@ -63,23 +102,32 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("REME_TIMEZONE", "Asia/Shanghai")
 			env.Setenv("REME_NOW", "2026-06-22T10:00:00+08:00")
-			env.Setenv("COHERE_API_KEY", "")
+			env.Setenv("PROVIDER", provider)
+			// No model unless a script starts a fake: whatever the machine
+			// running the tests has set is cleared.
+			for _, name := range modelVariables {
+				env.Setenv(name, "")
+			}
 			return nil
 		},
-	})
+	}
 }
 
-// fakes holds each script's fake Cohere server.
-var fakes sync.Map // *testscript.TestScript -> *llmtest.FakeCohere
+// modelVariables are every environment variable that selects or
+// configures a model.
+var modelVariables = []string{
+	"COHERE_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REME_LLM_API_KEY", "REME_LLM_BASE_URL",
+	"REME_LLM_PROVIDER", "REME_MODEL", "REME_VISION_MODEL", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL_NAME",
+	"EMBEDDING_API_KEY", "EMBEDDING_BASE_URL", "EMBEDDING_MODEL_NAME", "REME_EMBED_MODEL", "REME_RERANK_MODEL",
+}
 
-// cmdFakeCohere starts a local Cohere v2 chat server answering with the
-// replies of a script file, and points reme at it.
+// fakes holds each script's latest fake model server.
+var fakes sync.Map // *testscript.TestScript -> interface{ Requests() []json.RawMessage }
+
+// cmdFakeCohere starts a local Cohere v2 server answering with the replies
+// of a script file, and points reme at it.
 func cmdFakeCohere(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 {
-		ts.Fatalf("usage: fakecohere SCRIPT.json")
-	}
-	replies, err := llmtest.LoadFakeScript(ts.MkAbs(args[0]))
-	ts.Check(err)
+	replies := loadFakeScript(ts, args)
 	fake := llmtest.NewFakeCohere(replies...)
 	srv := httptest.NewServer(fake)
 	ts.Defer(srv.Close)
@@ -87,6 +135,48 @@ func cmdFakeCohere(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("REME_LLM_BASE_URL", srv.URL)
 	ts.Setenv("COHERE_API_KEY", llmtest.FakeAPIKey)
 	ts.Setenv("REME_LLM_MAX_RETRIES", "1")
+}
+
+// startFakeOpenAI starts a local OpenAI-compatible server answering with
+// the replies of a script file and returns its base URL.
+func startFakeOpenAI(ts *testscript.TestScript, args []string) string {
+	replies := loadFakeScript(ts, args)
+	fake := llmtest.NewFakeOpenAI(replies...)
+	srv := httptest.NewServer(fake)
+	ts.Defer(srv.Close)
+	fakes.Store(ts, fake)
+	ts.Setenv("REME_LLM_MAX_RETRIES", "1")
+	return srv.URL + "/v1"
+}
+
+// cmdFakeOpenAI starts a fake OpenAI-compatible server and sets the
+// variables an OpenAI user has (OPENAI_BASE_URL, OPENAI_API_KEY); which
+// provider reme uses is left to the script.
+func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	url := startFakeOpenAI(ts, args)
+	ts.Setenv("OPENAI_BASE_URL", url)
+	ts.Setenv("OPENAI_API_KEY", llmtest.FakeOpenAIKey)
+}
+
+// cmdFakeModelOpenAI is fakemodel in the OpenAI run: the provider is
+// chosen explicitly, and the model names are those the Cohere run uses, so
+// that one set of expected outputs serves both runs.
+func cmdFakeModelOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	url := startFakeOpenAI(ts, args)
+	ts.Setenv("REME_LLM_PROVIDER", providerOpenAI)
+	ts.Setenv("REME_LLM_BASE_URL", url)
+	ts.Setenv("REME_LLM_API_KEY", llmtest.FakeOpenAIKey)
+	ts.Setenv("REME_MODEL", llm.DefaultModel)
+	ts.Setenv("REME_VISION_MODEL", llm.DefaultVisionModel)
+}
+
+func loadFakeScript(ts *testscript.TestScript, args []string) []llmtest.FakeReply {
+	if len(args) != 1 {
+		ts.Fatalf("usage: fakecohere|fakeopenai|fakemodel SCRIPT.json")
+	}
+	replies, err := llmtest.LoadFakeScript(ts.MkAbs(args[0]))
+	ts.Check(err)
+	return replies
 }
 
 // cmdWaitFor waits (up to 10 s) until a file exists, or with ! until it
@@ -107,15 +197,16 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("timed out waiting for %s (gone: %v)", args[0], neg)
 }
 
-// cmdCohereRequests writes the request bodies the fake server received,
-// one compact JSON document per line, so that scripts can grep them.
-func cmdCohereRequests(ts *testscript.TestScript, neg bool, args []string) {
+// cmdModelRequests writes the chat request bodies the latest fake server
+// received, one compact JSON document per line, so that scripts can grep
+// them.
+func cmdModelRequests(ts *testscript.TestScript, neg bool, args []string) {
 	v, ok := fakes.Load(ts)
 	if !ok || len(args) != 1 {
-		ts.Fatalf("usage: cohere-requests FILE (after fakecohere)")
+		ts.Fatalf("usage: model-requests FILE (after fakecohere, fakeopenai or fakemodel)")
 	}
 	var b bytes.Buffer
-	for _, r := range v.(*llmtest.FakeCohere).Requests() {
+	for _, r := range v.(interface{ Requests() []json.RawMessage }).Requests() {
 		var c bytes.Buffer
 		ts.Check(json.Compact(&c, r))
 		b.Write(c.Bytes())

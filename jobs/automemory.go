@@ -1,35 +1,52 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path"
+	"io"
 	"strings"
+	"time"
 
+	"github.com/reme-dev/reme/jobs/claudecode"
+	"github.com/reme-dev/reme/jobs/extractive"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
+// Fallbacks: what a job does when the model fails.
+const (
+	// FallbackExtractive writes the extractive card (distiller: extractive).
+	FallbackExtractive = "extractive"
+	// FallbackNone fails the call; the messages stay pending.
+	FallbackNone = "none"
+)
+
+// DefaultSessionWait is how long a call waits for another run of the same
+// session to finish distilling before it gives up (its messages are saved
+// by then).
+const DefaultSessionWait = 10 * time.Minute
+
 // AutoMemoryRequest is one auto_memory call.
 type AutoMemoryRequest struct {
-	SessionID  string
-	Messages   []byte // JSON list of messages
-	Date       string // strict YYYY-MM-DD, or empty
-	MemoryHint string
-	Language   string // en or zh; empty uses Env.Language
-	// Fallback "extractive" writes a card without the model when the model
-	// fails; without it a model failure fails the call.
+	SessionID string
+	Messages  []byte // JSON list of messages
+	// MessagesReader, when Messages is nil, is read for the list instead,
+	// one message at a time (a long conversation is not held twice).
+	MessagesReader io.Reader
+	Date           string // strict YYYY-MM-DD, or empty
+	MemoryHint     string
+	Language       string // en or zh; empty uses Env.Language
+	// Fallback is FallbackExtractive (a model failure writes an extractive
+	// card) or FallbackNone (it fails the call); empty means none.
 	Fallback string
 	// IncludeImages saves the conversation's images and shows them to the
 	// model; MaxImages bounds how many one call may carry.
 	IncludeImages bool
 	MaxImages     int
+	// Wait bounds the wait for another run of this session (0 means
+	// DefaultSessionWait).
+	Wait time.Duration
 }
 
 // AutoMemoryResult is ReMe's auto_memory metadata plus what reme adds.
@@ -44,8 +61,10 @@ type AutoMemoryResult struct {
 	AutoTag            *AutoTagResult        `json:"auto_tag"`
 	Answer             string                `json:"answer"`
 	Distiller          string                `json:"distiller"`
-	Skipped            string                `json:"skipped,omitempty"`
-	Warnings           []string              `json:"warnings,omitempty"`
+	// Skipped is why no card was written or changed: "no messages", "no
+	// new messages", or the model's (or the extractive distiller's) reason.
+	Skipped  string   `json:"skipped,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func inputErr(format string, a ...any) error {
@@ -53,15 +72,7 @@ func inputErr(format string, a ...any) error {
 }
 
 // ValidateSessionID applies ReMe's rule: a session id is a file name.
-func ValidateSessionID(sid string) error {
-	if strings.TrimSpace(sid) == "" {
-		return inputErr("session_id is required")
-	}
-	if err := store.ValidateName(sid); err != nil {
-		return inputErr("session_id: %v", err)
-	}
-	return nil
-}
+func ValidateSessionID(sid string) error { return store.ValidateSessionID(sid) }
 
 // checkCardRequest validates what auto_memory and auto_memory_cc share,
 // before anything is written.
@@ -74,22 +85,37 @@ func checkCardRequest(sessionID, date, fallback string) error {
 			return inputErr("date must be YYYY-MM-DD, not %q", date)
 		}
 	}
-	if fallback != "" && fallback != "extractive" {
-		return inputErr("fallback must be extractive, not %q", fallback)
+	switch fallback {
+	case "", FallbackExtractive, FallbackNone:
+	default:
+		return inputErr("fallback must be extractive or none, not %q", fallback)
 	}
 	return nil
 }
 
 // AutoMemory turns a conversation into the day's memory card for its
-// session: the messages are saved first, then the model creates or updates
-// the card, which is renamed to its name, listed on the day index and tagged.
+// session. The messages are saved first, under a short lock of their own;
+// then, under the session's lock (waited for at most req.Wait), the model
+// creates or updates the card from the messages not distilled yet, and the
+// card is renamed to its name, listed on the day index and tagged. Only a
+// written card or an explicit skip marks the messages distilled; after a
+// failure they stay pending for the next call.
 func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemoryResult, error) {
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
 	}
-	msgs, err := store.ParseMessages(req.Messages, env.now().In(env.loc()))
-	if err != nil {
+	var msgs []store.Message
+	var err error
+	if req.Messages == nil && req.MessagesReader != nil {
+		msgs, err = store.ReadMessages(req.MessagesReader, env.now().In(env.loc()))
+	} else {
+		msgs, err = store.ParseMessages(req.Messages, env.now().In(env.loc()))
+	}
+	if errors.Is(err, store.ErrMessages) {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var imgs []convImage
 	if req.IncludeImages {
@@ -108,32 +134,78 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 		res.Skipped, res.Answer = "no messages", "Skipped: no messages"
 		return res, nil
 	}
-	lock, err := env.WS.Lock(ctx, "session-"+req.SessionID)
+	// The conversation is saved before any model call and before waiting
+	// for another run: nothing the user gave is lost, whatever happens next.
+	var saved *store.SaveResult
+	err = withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
+		var err error
+		if saved, err = env.WS.SaveDialog(sourceFile, msgs); err != nil {
+			return err
+		}
+		return saveImages(env, imgs)
+	})
 	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	// The conversation is saved before any model call: nothing the user
-	// gave is lost, whatever happens next.
-	saved, err := env.WS.SaveDialog(sourceFile, msgs)
-	if err != nil {
-		return nil, err
-	}
-	if err := saveImages(env, imgs); err != nil {
 		return nil, err
 	}
 	job := cardJob{
+		kind:       "dialog",
 		sessionID:  req.SessionID,
 		date:       date,
-		history:    msgs,
 		sourceFile: sourceFile,
 		hint:       req.MemoryHint,
 		language:   req.Language,
 		fallback:   req.Fallback,
-		digest:     conversationDigest(saved.Messages),
 		images:     imgs,
 	}
-	return runCard(ctx, env, job, res)
+	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
+		state, err := readSessionState(env, job.kind, job.sessionID)
+		if err != nil {
+			return err
+		}
+		job.state = state
+		job.pending, job.day = pendingDialog(env, saved.Messages, msgs, state, date)
+		return runCard(ctx, env, job, res)
+	})
+}
+
+// pendingDialog picks what the model is shown: the call's messages and the
+// session's messages of that day from earlier calls, minus those already
+// distilled into a card (the whole day, distilled or not, is returned as
+// well). A message this call carries is shown as sent (its images
+// included); an older one as saved.
+func pendingDialog(env *Env, session, incoming []store.Message, state *sessionState, date string) (pending, day messageSet) {
+	sent := map[string]store.Message{}
+	for _, m := range incoming {
+		sent[m.ID] = m
+	}
+	for _, m := range session {
+		in, ok := sent[m.ID]
+		if !ok {
+			if d, dated := store.MessageDay(m.CreatedAt, env.loc()); dated && d != date {
+				continue // another day's; a call for that day distils it
+			}
+		}
+		k := messageKey(m)
+		if ok {
+			m = in
+		}
+		day.add(m, k)
+		if !state.Distilled[k] {
+			pending.add(m, k)
+		}
+	}
+	return pending, day
+}
+
+// messageSet is messages with their distillation keys.
+type messageSet struct {
+	msgs []store.Message
+	keys []string
+}
+
+func (s *messageSet) add(m store.Message, key string) {
+	s.msgs = append(s.msgs, m)
+	s.keys = append(s.keys, key)
 }
 
 // latestDay is the latest message day in the workspace time zone, or today.
@@ -150,57 +222,55 @@ func latestDay(msgs []store.Message, env *Env) string {
 	return best
 }
 
-func conversationDigest(msgs []store.Message) string {
-	h := sha256.New()
-	for _, m := range msgs {
-		b, _ := m.MarshalLine()
-		h.Write(b)
-		h.Write([]byte{'\n'})
+// withLock runs fn under a workspace lock, waiting at most wait for it (0:
+// as long as ctx allows). A wait that ran out is ErrBusy.
+func withLock(ctx context.Context, env *Env, name string, wait time.Duration, fn func() error) error {
+	lctx := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	lock, err := env.WS.Lock(lctx, name)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %v", ErrBusy, err)
+		}
+		return err
+	}
+	defer lock.Unlock()
+	return fn()
+}
+
+// withSessionLock runs fn while holding the session's lock, which a run
+// holds while it distils. A call that waited too long says so, and that
+// its messages are safe.
+func withSessionLock(ctx context.Context, env *Env, sid string, wait time.Duration, sourceFile string, fn func() error) error {
+	if wait <= 0 {
+		wait = DefaultSessionWait
+	}
+	err := withLock(ctx, env, "session-"+sid, wait, fn)
+	if errors.Is(err, ErrBusy) {
+		return fmt.Errorf("%w: another run has been distilling session %s for more than %s; the messages are saved in %s and the next call distils them",
+			ErrBusy, sid, wait, sourceFile)
+	}
+	return err
 }
 
 // cardJob is the part shared by auto_memory and auto_memory_cc: find or
 // create the day's card of a session and have it written.
 type cardJob struct {
+	kind       string // dialog or claude_code: the session folder
 	sessionID  string
 	date       string
-	history    []store.Message // what the model reads
-	sourceFile string          // session/dialog/<sid>.jsonl or session/claude_code/<sid>.jsonl
+	pending    messageSet // not distilled yet: what the model reads
+	day        messageSet // the day's messages, distilled or not
+	sourceFile string     // session/dialog/<sid>.jsonl or session/claude_code/<sid>.jsonl
 	hint       string
 	language   string
 	fallback   string
-	digest     string // of the whole conversation, to notice a repeated call
 	images     []convImage
-}
-
-// processedState remembers the last conversation a session's card was
-// brought up to date with, so that a hook firing twice costs nothing.
-type processedState struct {
-	Date   string `json:"date"`
-	Digest string `json:"digest"`
-	Path   string `json:"path,omitempty"`
-}
-
-func statePath(env *Env, sid, date string) string {
-	return env.WS.MetadataPath("auto_memory", sid+"@"+date+".json")
-}
-
-func readState(env *Env, sid, date string) processedState {
-	var st processedState
-	b, err := os.ReadFile(statePath(env, sid, date))
-	if err == nil {
-		_ = json.Unmarshal(b, &st)
-	}
-	return st
-}
-
-func writeState(env *Env, sid string, st processedState) error {
-	b, _ := json.Marshal(st)
-	if err := os.MkdirAll(env.WS.MetadataPath("auto_memory"), 0o755); err != nil {
-		return err
-	}
-	return store.WriteFileAbs(statePath(env, sid, st.Date), b)
+	state      *sessionState
 }
 
 // findCard looks up the session's card of the day: by session_id, then by
@@ -223,77 +293,118 @@ func findCard(env *Env, sid, date, sourceLink string) (string, error) {
 	return "", nil
 }
 
-func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) (*AutoMemoryResult, error) {
+func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) error {
 	log := env.logger()
-	sourceLink := store.LinkTo(job.sourceFile)
-	card, err := findCard(env, job.sessionID, job.date, sourceLink)
+	link := store.LinkTo(job.sourceFile)
+	existing, err := findCard(env, job.sessionID, job.date, link)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	state := readState(env, job.sessionID, job.date)
-	if state.Digest == job.digest && (card != "" || state.Path == "") {
-		// Nothing new since the last successful run (a Stop hook firing twice).
-		res.Skipped, res.Answer = "no new messages", "Skipped: no new messages since the last run"
-		if card != "" {
-			res.Path = &card
+	if existing == "" {
+		if prev := job.state.Cards[job.date]; prev != "" && !env.WS.Exists(prev) {
+			// The day's card was deleted or moved away: write it again
+			// from the whole day, not only what is new.
+			job.pending = job.day
 		}
-		return res, nil
 	}
-	before := snapshotCard(env, card)
-	scope := &cardScope{ws: env.WS, path: card, date: job.date, fixed: []keyValue{
-		{"session_id", job.sessionID},
-		{"source_conversation", sourceLink},
-	}}
+	if len(job.pending.msgs) == 0 {
+		res.Skipped, res.Answer = "no new messages", "Skipped: no new messages since the last run"
+		if existing != "" {
+			res.Path = &existing
+		}
+		return nil
+	}
+	system := []KeyValue{{"session_id", job.sessionID}, {"source_conversation", link}}
+	if len(job.images) > 0 {
+		sources, err := sourceImages(env, existing, job.images)
+		if err != nil {
+			return err
+		}
+		system = append(system, KeyValue{"source_images", sources})
+	}
+	card, err := OpenCard(env, CardSpec{
+		Dir: store.DayDir(job.date), Date: job.date, Path: existing,
+		Kind: "conversation", Stem: "conversation", ClashKey: job.sessionID, System: system, OwnTags: true,
+	})
+	if err != nil {
+		return err
+	}
 	lang := job.language
 	if lang == "" {
 		lang = env.Language
 	}
-	var modelErr error
+	var failure error
 	if env.Model != nil {
 		res.Distiller = env.ModelID
-		res.Answer, modelErr = runMemoryAgent(ctx, env, job, scope, lang)
-		if modelErr != nil && (ctx.Err() != nil || job.fallback != "extractive" || scope.wrote) {
-			// Keep what the model wrote: finish the bookkeeping, then fail.
-			if scope.wrote {
-				if _, err := finishCard(ctx, env, job, scope, before, res); err != nil {
-					log.Warn("could not finish the card after a model error", "err", err)
-				}
-			}
-			return res, fmt.Errorf("model: %w (the conversation is saved in %s)", modelErr, job.sourceFile)
+		out, runErr := runMemoryAgent(ctx, env, job, card, lang)
+		if out != nil {
+			res.Answer = out.Text
 		}
-		if modelErr != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("model failed (%v); wrote an extractive card instead", modelErr))
-		}
+		failure = card.judge(out, runErr)
 	}
-	if env.Model == nil || modelErr != nil {
+	switch {
+	case env.Model == nil:
 		res.Distiller = "extractive"
-		if err := writeExtractive(env, job, scope); err != nil {
-			return nil, err
+		if err := writeExtractive(ctx, env, job, card); err != nil {
+			return err
 		}
-		res.Answer = "Wrote an extractive card (no model)."
-	}
-	if scope.path == "" || !env.WS.Exists(scope.path) {
-		// The model judged the conversation not worth a card.
-		res.Skipped = "model skipped"
-		if err := writeState(env, job.sessionID, processedState{Date: job.date, Digest: job.digest}); err != nil {
-			log.Warn("could not record the processed conversation", "err", err)
+		if card.Wrote() {
+			res.Answer = "Wrote an extractive card (no model)."
 		}
-		return res, nil
+	case failure != nil && job.fallback == FallbackExtractive && ctx.Err() == nil && !card.Wrote():
+		res.Distiller = "extractive"
+		if err := writeExtractive(ctx, env, job, card); err != nil {
+			return err
+		}
+		res.Answer = ""
+		what := "the extractive distiller found nothing to add"
+		if card.Wrote() {
+			res.Answer = "Wrote an extractive card (the model failed)."
+			what = "wrote an extractive card instead"
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("model failed (%v); %s", failure, what))
+	case failure != nil:
+		// Keep what the model wrote: finish the bookkeeping, then fail. The
+		// messages stay pending, so the next call distils them again.
+		if card.Wrote() {
+			if fin, err := card.Finish(ctx); err != nil {
+				log.Warn("could not finish the card after a model error", "err", err)
+			} else {
+				res.Path = &fin.Path
+			}
+		}
+		return fmt.Errorf("%w (the conversation is saved in %s; its new messages stay pending for the next call)", failure, job.sourceFile)
 	}
-	if _, err := finishCard(ctx, env, job, scope, before, res); err != nil {
-		return nil, err
+	if reason := card.Skipped(); reason != "" {
+		res.Skipped = reason
+		if res.Answer == "" {
+			res.Answer = "Skipped: " + reason
+		}
+		if card.Exists() {
+			p := card.Path()
+			res.Path = &p
+		}
+		job.state.distilled(job.pending.keys, job.date, "")
+		return writeSessionState(env, job.kind, job.sessionID, job.state)
 	}
+	fin, err := card.Finish(ctx)
+	if err != nil {
+		return err
+	}
+	res.Path, res.Created, res.Modified, res.Index = &fin.Path, fin.Created, fin.Modified, fin.Index
 	if res.Modified {
-		res.AutoTag = AutoTag(ctx, env, *res.Path, lang)
+		res.AutoTag = AutoTag(ctx, env, fin.Path, lang)
 	}
-	if err := writeState(env, job.sessionID, processedState{Date: job.date, Digest: job.digest, Path: *res.Path}); err != nil {
-		log.Warn("could not record the processed conversation", "err", err)
+	job.state.distilled(job.pending.keys, job.date, fin.Path)
+	if err := writeSessionState(env, job.kind, job.sessionID, job.state); err != nil {
+		// the card is written; the worst case is a repeated distillation
+		log.Warn("could not record the distilled messages", "err", err)
 	}
-	return res, nil
+	return nil
 }
 
-// runMemoryAgent runs the create or update agent and returns its answer.
-func runMemoryAgent(ctx context.Context, env *Env, job cardJob, scope *cardScope, lang string) (string, error) {
+// runMemoryAgent runs the create or update agent on the card.
+func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang string) (*llm.AgentResult, error) {
 	hint := strings.TrimSpace(job.hint)
 	if hint == "" {
 		hint = "(none)"
@@ -301,8 +412,8 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, scope *cardScope
 	var notes map[string]string
 	if len(job.images) > 0 {
 		var err error
-		if notes, err = describeImages(ctx, env, job.images, job.history, job.sourceFile, lang); err != nil {
-			return "", fmt.Errorf("images: %w", err)
+		if notes, err = describeImages(ctx, env, job.images, job.pending.msgs, job.sourceFile, lang); err != nil {
+			return nil, fmt.Errorf("images: %w", err)
 		}
 	}
 	data := map[string]any{
@@ -310,160 +421,64 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, scope *cardScope
 		"SessionID":   job.sessionID,
 		"SessionFile": job.sourceFile,
 		"Hint":        hint,
-		"NotePath":    scope.path,
-		"History":     formatHistory(job.history, job.sourceFile, env.loc(), notes),
+		"NotePath":    card.Path(),
+		"History":     formatHistory(job.pending.msgs, job.sourceFile, env.loc(), notes),
 		"Images":      len(job.images) > 0,
 	}
 	system, err := renderPrompt("auto_memory", lang, "system", data)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var tools []llm.AgentTool
 	part := "update"
-	if scope.path == "" {
+	tools := []llm.AgentTool{card.ReadTool(), card.EditTool(),
+		card.FrontmatterTool("Merge keys into the card's frontmatter (name, description and other descriptive keys; keys the system maintains keep its values)."),
+		card.WriteTool(), card.SkipTool()}
+	if card.Path() == "" {
 		part = "create"
-		tools = []llm.AgentTool{scope.dailyWriteTool()}
-	} else {
-		tools = []llm.AgentTool{scope.readTool(), scope.editTool(),
-			scope.frontmatterTool("Merge keys into the card's frontmatter (name, description and other descriptive keys; provenance keys are refused)."),
-			scope.writeTool()}
+		tools = []llm.AgentTool{card.CreateTool(), card.SkipTool()}
 	}
 	user, err := renderPrompt("auto_memory", lang, part, data)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	out, err := llm.RunAgent(ctx, env.Model, llm.AgentConfig{
+	return llm.RunAgent(ctx, env.model(), llm.AgentConfig{
 		Model:    env.ModelID,
 		System:   system,
 		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, user)},
 		Tools:    tools,
 		Logger:   env.Log,
 	})
-	if err != nil {
-		return "", err
-	}
-	return out.Text, nil
 }
 
-// dailyWriteTool creates the session's card at daily/<date>/<name>.md.
-// Later calls in the same run rewrite that card; a name change is applied
-// by the rename after the run.
-func (s *cardScope) dailyWriteTool() llm.AgentTool {
-	return llm.AgentTool{
-		Tool: llm.Tool{Name: "daily_write", Description: "Create today's memory card for this conversation.",
-			Parameters: schema(`{"type":"object","properties":{"name":{"type":"string","description":"file-name stem: short stable topic, no date"},"description":{"type":"string","description":"thorough one-paragraph summary"},"content":{"type":"string","description":"markdown body"}},"required":["name","description","content"],"additionalProperties":false}`)},
-		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
-			a, err := decode[struct{ Name, Description, Content string }](args)
-			if err != nil {
-				return "", err
-			}
-			name, err := s.checkName(a.Name)
-			if err != nil {
-				return "", err
-			}
-			if strings.TrimSpace(a.Description) == "" {
-				return "", errors.New("description is empty")
-			}
-			if s.path == "" {
-				p := store.DayDir(s.date) + "/" + name + ".md"
-				if s.ws.Exists(p) {
-					return "", fmt.Errorf("a card named %q already exists on %s and belongs to another conversation; choose another name", name, s.date)
-				}
-				s.path = p
-			}
-			return s.writeCard(name, a.Description, a.Content, nil)
-		},
-	}
-}
-
-// cardSnapshot is a card before the run, to tell whether it changed.
-type cardSnapshot struct {
-	path  string
-	bytes []byte
-}
-
-func snapshotCard(env *Env, card string) cardSnapshot {
-	if card == "" {
-		return cardSnapshot{}
-	}
-	b, _ := os.ReadFile(env.WS.Abs(card))
-	return cardSnapshot{path: card, bytes: b}
-}
-
-// finishCard makes sure the provenance keys are there, renames the card to
-// its frontmatter name, refreshes the day index and the search index.
-func finishCard(ctx context.Context, env *Env, job cardJob, scope *cardScope, before cardSnapshot, res *AutoMemoryResult) (string, error) {
-	n, err := env.WS.ReadNote(scope.path)
-	if err != nil {
-		return "", err
-	}
-	if n.FMErr == nil && (n.FM.String("session_id") != job.sessionID || n.FM.String("source_conversation") != store.LinkTo(job.sourceFile)) {
-		if err := scope.save(n); err != nil {
-			return "", err
-		}
-	}
-	if err := mergeSourceImages(env, scope.path, job.images); err != nil {
-		return "", err
-	}
-	final := scope.path
-	if name := n.Name(); name != "" {
-		if stem := strings.TrimSuffix(path.Base(final), ".md"); name != stem {
-			if _, err := scope.checkName(name); err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("kept the file name: frontmatter name %q is not usable: %v", name, err))
-			} else {
-				dst := path.Dir(final) + "/" + name + ".md"
-				if env.WS.Exists(dst) {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("kept the file name: %s already exists", dst))
-				} else if err := env.Index.Rename(ctx, final, dst); err != nil {
-					return "", fmt.Errorf("rename %s to %s: %w", final, dst, err)
-				} else {
-					final = dst
-				}
-			}
-		}
-	}
-	scope.path = final
-	if res.Index, err = indexCard(ctx, env, final, job.date); err != nil {
-		return "", err
-	}
-	after, _ := os.ReadFile(env.WS.Abs(final))
-	res.Path = &final
-	res.Created = before.path == ""
-	res.Modified = before.path != final || !bytes.Equal(before.bytes, after)
-	return final, nil
-}
-
-// writeExtractive writes or extends the card without a model.
-func writeExtractive(env *Env, job cardJob, scope *cardScope) error {
+// writeExtractive writes or extends the card without a model. A new card
+// for a conversation with nothing but small talk is not written: the
+// distiller says so as its skip reason.
+func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) error {
 	link := store.LinkTo(job.sourceFile)
-	if scope.path != "" {
-		n, err := env.WS.ReadNote(scope.path)
+	if card.Exists() {
+		n, err := card.Read()
 		if err != nil {
 			return err
 		}
-		if n.FMErr != nil {
-			return fmt.Errorf("%s: frontmatter does not parse (%v); not changing it", scope.path, n.FMErr)
-		}
-		body := MergeExtractive(n.Content(), job.history, link, env.loc())
+		body := extractive.Merge(n.Content(), job.pending.msgs, link, env.loc())
 		if strings.TrimSpace(body) == strings.TrimSpace(n.Content()) {
 			return nil
 		}
-		return scope.save(store.NewNote(scope.path, n.FM, body))
+		return card.Update(func(n *store.Note) error {
+			enc := n.Encoding
+			*n = *store.NewNote(n.Path, n.FM, body)
+			n.Encoding = enc
+			return nil
+		})
 	}
-	c := Extract(job.history, link, env.loc())
-	name := c.Name
-	for i := 2; env.WS.Exists(store.DayDir(job.date) + "/" + name + ".md"); i++ {
-		name = fmt.Sprintf("%s-%d", c.Name, i)
+	if !extractive.Substantive(job.pending.msgs) {
+		card.skip = "only small talk: no statement worth a card (extractive distiller)"
+		return nil
 	}
-	scope.path = store.DayDir(job.date) + "/" + name + ".md"
-	fm := store.NewFrontmatter()
-	for _, kv := range [][2]string{{"name", name}, {"description", c.Description},
-		{"session_id", job.sessionID}, {"source_conversation", link}, {"distiller", "extractive"}} {
-		if err := fm.Set(kv[0], kv[1]); err != nil {
-			return err
-		}
-	}
-	return scope.save(store.NewNote(scope.path, fm, c.Body))
+	c := extractive.Conversation(job.pending.msgs, link, env.loc())
+	card.SetSystem("distiller", "extractive")
+	_, err := card.Write(ctx, c.Name, c.Description, c.Body, nil)
+	return err
 }
 
 // AutoMemoryCCRequest is one auto_memory_cc call: a Claude Code session.
@@ -473,71 +488,95 @@ type AutoMemoryCCRequest struct {
 	Date           string
 	MemoryHint     string
 	Language       string
-	Fallback       string
+	// Fallback is as in AutoMemoryRequest, but empty means extractive: a
+	// Stop hook must not lose a day to a model outage.
+	Fallback string
+	// MaxTranscriptBytes bounds the transcript (0 means
+	// claudecode.DefaultMaxTranscriptBytes).
+	MaxTranscriptBytes int64
+	// Wait is as in AutoMemoryRequest.
+	Wait time.Duration
 }
 
-// AutoMemoryCC imports the new entries of a Claude Code transcript into
-// session/claude_code/<sid>.jsonl and brings the session's card of the day
-// up to date, as auto_memory does for a conversation.
-func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+// SaveClaudeSession copies the new entries of a Claude Code transcript into
+// session/claude_code/<sid>.jsonl under the session's short save lock; it
+// is the first half of AutoMemoryCC, for a hook that must return at once.
+func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Copy, error) {
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
 	}
-	lock, err := env.WS.Lock(ctx, "session-"+req.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	cp, err := CopyClaudeTranscript(env.WS, req.SessionID, req.TranscriptPath)
+	var cp *claudecode.Copy
+	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
+		var err error
+		cp, err = claudecode.CopyTranscript(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if cp.SkippedLines > 0 {
 		env.logger().Info("skipped transcript lines that are not JSON", "count", cp.SkippedLines)
 	}
-	all := RenderClaudeMessages(cp.Entries)
-	date := req.Date
-	if date == "" {
-		date = latestDay(all, env)
+	if cp.TornTail {
+		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", cp.Path)
 	}
-	sourceFile := ClaudeCopyPath(req.SessionID)
-	res := &AutoMemoryResult{Date: date, SourceConversation: store.LinkTo(sourceFile)}
-	card, err := findCard(env, req.SessionID, date, store.LinkTo(sourceFile))
+	return cp, nil
+}
+
+// AutoMemoryCC imports the new entries of a Claude Code transcript into
+// session/claude_code/<sid>.jsonl and brings the session's card of the day
+// up to date, as auto_memory does for a conversation: saved first, then
+// distilled under the session's lock from what is not distilled yet.
+func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+	if req.Fallback == "" {
+		req.Fallback = FallbackExtractive
+	}
+	cp, err := SaveClaudeSession(ctx, env, req)
 	if err != nil {
 		return nil, err
 	}
-	// An existing card only needs what this Stop added; a new card gets the
-	// day's part of the session.
-	var history []store.Message
-	if card != "" {
-		history = RenderClaudeMessages(cp.NewEntries())
-	}
-	if len(history) == 0 {
-		// a new card, or a retry after a failed run whose entries were copied
+	sourceFile := claudecode.CopyPath(req.SessionID)
+	res := &AutoMemoryResult{Date: req.Date, SourceConversation: store.LinkTo(sourceFile)}
+	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
+		// the copy as it is now, other calls' entries included
+		all := claudecode.RenderMessages(cp.Entries)
+		if res.Date == "" {
+			res.Date = latestDay(all, env)
+		}
+		if len(all) == 0 {
+			res.Skipped, res.Answer = "no messages", "Skipped: no messages"
+			return nil
+		}
+		state, err := readSessionState(env, "claude_code", req.SessionID)
+		if err != nil {
+			return err
+		}
+		job := cardJob{
+			kind:       "claude_code",
+			sessionID:  req.SessionID,
+			date:       res.Date,
+			sourceFile: sourceFile,
+			hint:       req.MemoryHint,
+			language:   req.Language,
+			fallback:   req.Fallback,
+			state:      state,
+		}
 		for _, m := range all {
-			if d, ok := store.MessageDay(m.CreatedAt, env.loc()); !ok || d == date {
-				history = append(history, m)
+			if d, ok := store.MessageDay(m.CreatedAt, env.loc()); ok && d != res.Date {
+				continue
+			}
+			k := messageKey(m)
+			job.day.add(m, k)
+			if !state.Distilled[k] {
+				job.pending.add(m, k)
 			}
 		}
-	}
-	res.NMessages = len(history)
-	if len(all) == 0 {
-		res.Skipped, res.Answer = "no messages", "Skipped: no messages"
-		return res, nil
-	}
-	h := sha256.New()
-	for _, e := range cp.Entries {
-		h.Write([]byte(e.UUID + "\n"))
-	}
-	job := cardJob{
-		sessionID:  req.SessionID,
-		date:       date,
-		history:    history,
-		sourceFile: sourceFile,
-		hint:       req.MemoryHint,
-		language:   req.Language,
-		fallback:   req.Fallback,
-		digest:     hex.EncodeToString(h.Sum(nil)),
-	}
-	return runCard(ctx, env, job, res)
+		res.NMessages = len(job.pending.msgs)
+		if len(job.day.msgs) == 0 {
+			res.Skipped = "no messages on " + res.Date
+			res.Answer = "Skipped: the session has no messages on " + res.Date
+			return nil
+		}
+		return runCard(ctx, env, job, res)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -41,37 +42,42 @@ func (f *fakeIndex) Tags(context.Context, int) ([]TagCount, error) { return f.ta
 
 func (f *fakeIndex) Sync(context.Context) error { return nil }
 
-// Sources scans the daily cards, as the index would answer.
-func (f *fakeIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
-		}
-		rel, _ := filepath.Rel(f.ws.Root, p)
-		if n, err := f.ws.ReadNote(filepath.ToSlash(rel)); err == nil && n.FM.String(key) != "" {
-			out[n.FM.String(key)] = filepath.ToSlash(rel)
-		}
-		return nil
-	})
-	return out, err
+// notes lists the markdown notes under daily/ and digest/, as the index
+// holds them.
+func (f *fakeIndex) notes() []string {
+	var out []string
+	for _, root := range []string{"daily", "digest"} {
+		filepath.WalkDir(f.ws.Abs(root), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+				rel, _ := filepath.Rel(f.ws.Root, p)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+	}
+	return out
 }
 
-// NotesWith scans the daily cards, as the index would answer.
+// Sources scans the notes, as the index would answer.
+func (f *fakeIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, rel := range f.notes() {
+		if n, err := f.ws.ReadNote(rel); err == nil && n.FM.String(key) != "" {
+			out[n.FM.String(key)] = rel
+		}
+	}
+	return out, nil
+}
+
+// NotesWith scans the notes, as the index would answer.
 func (f *fakeIndex) NotesWith(_ context.Context, key, value string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(f.ws.Abs("daily"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return err
+	for _, rel := range f.notes() {
+		if n, err := f.ws.ReadNote(rel); err == nil && n.FM.String(key) == value {
+			out = append(out, rel)
 		}
-		rel, _ := filepath.Rel(f.ws.Root, p)
-		n, err := f.ws.ReadNote(filepath.ToSlash(rel))
-		if err == nil && n.FM.String(key) == value {
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 var shanghai, _ = time.LoadLocation("Asia/Shanghai")
@@ -148,28 +154,119 @@ func TestAutoMemoryBadInputChangesNothing(t *testing.T) {
 }
 
 func TestAutoMemorySmallTalkIsSkippedButSaved(t *testing.T) {
-	model := llmtest.NewScripted(llmtest.TextReply("Only greetings; nothing to remember."))
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("skip", map[string]string{"reason": "Only greetings; nothing to remember."})),
+		llmtest.TextReply("Nothing recorded."),
+	)
 	env, _ := newEnv(t, model)
-	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)})
+	conv := []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: conv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Path != nil || res.Created || res.Modified || res.Skipped != "model skipped" || res.Date != "2026-06-22" {
+	if res.Path != nil || res.Created || res.Modified || res.Skipped != "Only greetings; nothing to remember." || res.Date != "2026-06-22" {
 		t.Errorf("result %+v", res)
 	}
 	if !cmp.Equal(workspaceFiles(t, env.WS), []string{"session/dialog/hi.jsonl"}) {
 		t.Errorf("files %v", workspaceFiles(t, env.WS))
 	}
 	// a repeat of the same small talk does not ask the model again
-	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hello!"},{"role":"assistant","content":"Hi, how can I help?"}]`)})
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: conv})
 	if err != nil || res.Skipped != "no new messages" {
 		t.Fatalf("repeat: %+v %v", res, err)
 	}
-	if n := len(model.Requests()); n != 1 {
+	if n := len(model.Requests()); n != 2 {
 		t.Errorf("model called %d times", n)
 	}
 }
 
+// TestAutoMemoryOnlyExplicitSkipsAdvance: a model that ends without a card
+// skips only when it says so (the skip tool, or an answer starting
+// "Skipped:"); any other ending fails the call and leaves the messages
+// pending, so that the next call with a working model distils them.
+func TestAutoMemoryOnlyExplicitSkipsAdvance(t *testing.T) {
+	t.Run("plain Skipped answer", func(t *testing.T) {
+		env, _ := newEnv(t, llmtest.NewScripted(llmtest.TextReply("Skipped: the user only said thanks.")))
+		res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON)})
+		if err != nil || res.Skipped != "the user only said thanks." || res.Path != nil {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	for _, tt := range []struct {
+		name  string
+		model *llmtest.Scripted
+		want  string
+	}{
+		{"answer without a card", llmtest.NewScripted(llmtest.TextReply("Wrote the card.")), `it answered "Wrote the card."`},
+		{"every write failed", llmtest.NewScripted(
+			llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "x", "description": "", "content": "c"})),
+			llmtest.TextReply("I could not write it.")), "its last tool error was daily_write: description is empty"},
+		{"a Skipped answer after tool calls", llmtest.NewScripted(
+			llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "x", "description": "d", "content": ""})),
+			llmtest.TextReply("Skipped: the tool failed.")), "content is empty"},
+		{"step limit", &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) {
+			return llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "x", "description": "d", "content": " "})), nil
+		}}, "agent did not finish"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _ := newEnv(t, tt.model)
+			res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s3", Messages: []byte(convJSON)})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "stay pending") {
+				t.Fatalf("err = %v (result %+v)", err, res)
+			}
+			if res != nil && (res.Path != nil || res.Skipped != "") {
+				t.Errorf("a failure reported as %+v", res)
+			}
+			if !cmp.Equal(workspaceFiles(t, env.WS), []string{"session/dialog/s3.jsonl"}) {
+				t.Errorf("files %v", workspaceFiles(t, env.WS))
+			}
+			// The same call with a working model distils the same messages.
+			env.Model = llmtest.NewScripted(
+				llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging DB.", "content": "- pg-staging-2, port 6432"})),
+				llmtest.TextReply("done"), llmtest.TextReply("no tags"))
+			res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s3", Messages: []byte(convJSON)})
+			if err != nil || res.Path == nil || *res.Path != "daily/2026-06-20/staging-db.md" || res.Skipped != "" {
+				t.Fatalf("retry: %+v %v", res, err)
+			}
+			reqs := env.Model.(*llmtest.Scripted).Requests()
+			if !strings.Contains(reqs[0].Messages[1].Text(), "pg-staging-2, port 6432") {
+				t.Error("the retry did not show the model the pending messages")
+			}
+		})
+	}
+}
+
+// TestAutoMemoryPendingMessagesJoinTheNextCall: after a failed call, a call
+// that sends only its own new message gets the earlier pending ones too.
+func TestAutoMemoryPendingMessagesJoinTheNextCall(t *testing.T) {
+	env, _ := newEnv(t, &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) { return nil, llm.ErrBadRequest }})
+	first := `[{"role":"user","id":"a","content":"The release train leaves on Thursdays.","created_at":"2026-06-20T08:00:00+08:00"}]`
+	if _, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "p", Messages: []byte(first)}); err == nil {
+		t.Fatal("a failing model succeeded")
+	}
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "release-train", "description": "Release train.", "content": "- Thursdays; freeze Wednesday 18:00"})),
+		llmtest.TextReply("done"), llmtest.TextReply("no tags"))
+	env.Model = model
+	second := `[{"role":"user","id":"b","content":"Code freeze is Wednesday 18:00.","created_at":"2026-06-20T09:00:00+08:00"}]`
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "p", Messages: []byte(second)})
+	if err != nil || res.Path == nil {
+		t.Fatalf("%+v %v", res, err)
+	}
+	prompt := model.Requests()[0].Messages[1].Text()
+	if !strings.Contains(prompt, "release train leaves on Thursdays") || !strings.Contains(prompt, "Wednesday 18:00") {
+		t.Errorf("the prompt lacks the pending message:\n%s", prompt)
+	}
+	// both are distilled now: the next call with only old messages has nothing to do
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "p", Messages: []byte(first)})
+	if err != nil || res.Skipped != "no new messages" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// TestAutoMemoryToolsAreConfinedToTheCard: invalid names are cleaned (not
+// refused), the card is written at once and later calls rewrite the same
+// card; Finish renames it to its final name.
 func TestAutoMemoryToolsAreConfinedToTheCard(t *testing.T) {
 	model := llmtest.NewScripted(
 		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "2026-06-20-db", "description": "d", "content": "c"})),
@@ -190,11 +287,14 @@ func TestAutoMemoryToolsAreConfinedToTheCard(t *testing.T) {
 		msgs := reqs[i].Messages
 		return msgs[len(msgs)-1].Text()
 	}
-	if r := results(1); !strings.Contains(r, "must not contain the date") {
-		t.Errorf("dated name accepted: %q", r)
+	if r := results(1); !strings.HasPrefix(r, "Wrote daily/2026-06-20/db.md") || !strings.Contains(r, `the card is named "db"`) {
+		t.Errorf("dated name: %q", r)
 	}
-	if r := results(2); !strings.Contains(r, "not a valid file name") {
-		t.Errorf("name with / accepted: %q", r)
+	if r := results(2); !strings.HasPrefix(r, "Rewrote daily/2026-06-20/db.md") || !strings.Contains(r, `the card is named "a-b"`) {
+		t.Errorf("name with /: %q", r)
+	}
+	if files := workspaceFiles(t, env.WS); !cmp.Equal(files, []string{"daily/2026-06-20/staging-db.md", "daily/2026-06-20.md", "session/dialog/s1.jsonl"}) {
+		t.Errorf("files %v", files)
 	}
 	n, err := env.WS.ReadNote(*res.Path)
 	if err != nil {
@@ -237,7 +337,7 @@ func TestAutoMemoryUpdateRefusesOtherPathsAndReservedKeys(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	reqs := model.Requests()
-	for i, want := range []string{"no permission", "outside the workspace", "status is reserved"} {
+	for i, want := range []string{"no permission", "outside the workspace", "status is kept by the system"} {
 		msgs := reqs[i+1].Messages
 		if got := msgs[len(msgs)-1].Text(); !strings.Contains(got, want) {
 			t.Errorf("tool result %d = %q, want %q", i, got, want)
@@ -329,10 +429,55 @@ func TestPromptsRenderInBothLanguages(t *testing.T) {
 			golden := filepath.Join("testdata", "prompts", "auto_memory."+lang+"."+part+".txt")
 			checkGolden(t, golden, out)
 		}
+		for _, part := range []string{"system", "create", "update"} {
+			data := map[string]any{"Resource": "resource/2026-06-20/q3.md", "Today": "2026-06-20", "NotePath": "daily/2026-06-20/q3.md", "Content": "# Q3", "Cut": true, "Link": "[[resource/2026-06-20/q3.md]]"}
+			out, err := renderPrompt("auto_resource", lang, part, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "prompts", "auto_resource."+lang+"."+part+".txt"), out)
+		}
 		out, err := renderPrompt("auto_tag", lang, "user", map[string]any{"Path": "daily/2026-06-20/x.md", "Existing": "auth (3)"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkGolden(t, filepath.Join("testdata", "prompts", "auto_tag."+lang+".user.txt"), out)
+	}
+}
+
+// TestPromptLanguagesNameTheSameTools keeps the English and Chinese prompt
+// sets in step: every tool one names, the other names too.
+func TestPromptLanguagesNameTheSameTools(t *testing.T) {
+	toolRe := regexp.MustCompile(`\b(read|edit|write|daily_write|frontmatter_update|skip|list_tags)\(`)
+	for _, f := range []string{"auto_memory", "auto_resource", "auto_tag", "describe_images", "image_caption"} {
+		names := map[string]map[string]bool{}
+		for _, lang := range []string{"en", "zh"} {
+			b, err := promptFiles.ReadFile("prompts/" + f + "." + lang + ".tmpl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			names[lang] = map[string]bool{}
+			for _, m := range toolRe.FindAllStringSubmatch(string(b), -1) {
+				names[lang][m[1]] = true
+			}
+		}
+		if !cmp.Equal(names["en"], names["zh"]) {
+			t.Errorf("%s: en names %v, zh names %v", f, names["en"], names["zh"])
+		}
+	}
+}
+
+// TestAutoMemoryWithoutModelSkipsSmallTalk: the extractive distiller does
+// not write a card of greetings; it says why, and a real statement later
+// in the session still gets its card.
+func TestAutoMemoryWithoutModelSkipsSmallTalk(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(`[{"role":"user","content":"hi, thanks!","created_at":"2026-06-20T08:00:00Z"}]`)})
+	if err != nil || res.Path != nil || !strings.Contains(res.Skipped, "small talk") || strings.HasPrefix(res.Answer, "Wrote") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(convJSON)})
+	if err != nil || res.Path == nil || res.Distiller != "extractive" {
+		t.Fatalf("%+v %v", res, err)
 	}
 }

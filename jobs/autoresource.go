@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/reme-dev/reme/jobs/extractive"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 	"github.com/reme-dev/reme/vision"
@@ -33,6 +33,10 @@ type AutoResourceRequest struct {
 	Language      string
 	MaxFileBytes  int64 // default 20 MiB
 	MaxPixels     int64 // default vision.DefaultMaxPixels
+	// Fallback FallbackExtractive gives a text resource whose model run
+	// failed the extractive card instead (never over a card a model or a
+	// person wrote); empty or FallbackNone fails the item.
+	Fallback string
 }
 
 // ResourceItem is the outcome for one change (ReMe's per-item result).
@@ -59,6 +63,9 @@ type ResourceMeta struct {
 	MaxFileBytes   int64                 `json:"max_file_bytes,omitempty"`
 	Distiller      string                `json:"distiller,omitempty"`
 	Index          *store.DayIndexResult `json:"index,omitempty"`
+	// Reply is the model's own last words; Answer is reme's account.
+	Reply    string   `json:"reply,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AutoResourceResult is ReMe's batch response.
@@ -85,6 +92,11 @@ func AutoResource(ctx context.Context, env *Env, req AutoResourceRequest) (*Auto
 	}
 	if len(req.Changes) == 0 {
 		return nil, inputErr("AutoResourceStep requires changes: list[dict]")
+	}
+	switch req.Fallback {
+	case "", FallbackExtractive, FallbackNone:
+	default:
+		return nil, inputErr("fallback must be extractive or none, not %q", req.Fallback)
 	}
 	if err := env.Index.Sync(ctx); err != nil {
 		return nil, err
@@ -231,7 +243,7 @@ func processResource(ctx context.Context, env *Env, req AutoResourceRequest, c R
 	case isImage:
 		return failed(item, "Not a readable image: %s: %v", rel, sniffErr)
 	case textResourceTypes[strings.ToLower(path.Ext(rel))]:
-		return textResource(ctx, env, job, item)
+		return textResource(ctx, env, req, job, item)
 	}
 	return failed(item, "Unsupported resource type %q: %s (text: md txt json jsonl csv yaml html; images: png jpg webp gif bmp tiff)", path.Ext(rel), rel)
 }
@@ -246,144 +258,139 @@ type resourceJob struct {
 	lang  string
 }
 
-func (j resourceJob) provenance() []keyValue {
-	return []keyValue{{"source_resource", j.link}, {SourceSHA256Key, j.sha}}
+// spec is the card of the resource: found by its source_resource link, or
+// created under the model's name (the prompt announces the stem's path).
+func (j resourceJob) spec() CardSpec {
+	spec := CardSpec{
+		Dir: store.DayDir(j.place.date), Date: j.place.date, Path: j.card,
+		Kind: "resource", Stem: j.place.stem, ClashKey: j.place.rel,
+		System: []KeyValue{{"source_resource", j.link}, {SourceSHA256Key, j.sha}},
+	}
+	if j.card == "" {
+		spec.Announced = store.DayDir(j.place.date) + "/" + j.place.stem + ".md"
+	}
+	return spec
 }
 
 // textResource creates or updates the card of a text resource.
-func textResource(ctx context.Context, env *Env, job resourceJob, item ResourceItem) ResourceItem {
+func textResource(ctx context.Context, env *Env, req AutoResourceRequest, job resourceJob, item ResourceItem) ResourceItem {
 	item.Metadata.Kind = "text"
 	text, cut := resourceText(job.place.rel, job.raw)
-	before := snapshotCard(env, job.card)
-	scope := &cardScope{ws: env.WS, path: job.card, date: job.place.date, fixed: job.provenance()}
-	if job.card == "" {
-		tmp, err := freeCardPath(env, job.place.date, job.place.stem, job.place.rel, "")
-		if err != nil {
-			return failed(item, "%v", err)
-		}
-		scope.path = tmp
-	}
-	var answer string
-	var runErr error
-	if env.Model == nil {
-		if job.card != "" {
-			if n, err := scope.readCard(); err != nil || n.FM.String("distiller") != "extractive" {
-				// A card a model (or a person) wrote is not overwritten by
-				// an extract: it waits for a model.
-				item.Success, item.Metadata.Skipped = true, "no model configured"
-				item.Answer = "Kept " + job.card + " (no model configured to update it)"
-				item.Metadata.Path = &job.card
-				return item
-			}
-		}
-		item.Metadata.Distiller = "extractive"
-		answer, runErr = extractiveResource(scope, job, text, job.card != "")
-	} else {
-		item.Metadata.Distiller = env.ModelID
-		answer, runErr = runResourceAgent(ctx, env, job, scope, text, cut)
-	}
-	item.Answer = answer
-	if !env.WS.Exists(scope.path) {
-		if runErr != nil {
-			return failed(item, "model: %v", runErr)
-		}
-		item.Success = true // the model judged the file not worth a card
-		item.Metadata.Skipped = "model skipped"
-		return item
-	}
-	final, err := finishResourceCard(ctx, env, job, scope, job.card == "", &item)
+	card, err := OpenCard(env, job.spec())
 	if err != nil {
 		return failed(item, "%v", err)
 	}
-	setCardResult(env, &item, before, final)
-	if runErr != nil {
-		// What the model wrote before failing is kept; the failure is reported.
-		return failed(item, "model: %v (the card keeps what was written: %s)", runErr, final)
+	extract := func(why string) ResourceItem {
+		if job.card != "" && !isExtractiveCard(card) {
+			// A card a model (or a person) wrote is not overwritten by an
+			// extract: it waits for a model.
+			item.Metadata.Path = &job.card
+			if why == "" {
+				item.Success, item.Metadata.Skipped = true, "no model configured"
+				item.Answer = "Kept " + job.card + " (no model configured to update it)"
+				return item
+			}
+			return failed(item, "%s; %s keeps its last version", why, job.card)
+		}
+		item.Metadata.Distiller = "extractive"
+		if why != "" {
+			item.Metadata.Warnings = append(item.Metadata.Warnings, why+"; wrote the extractive card instead")
+		}
+		c := extractive.Resource(job.place.rel, text, job.link)
+		name := c.Name
+		if job.card != "" {
+			name = "" // an update keeps the card's name
+		}
+		card.SetSystem("distiller", "extractive")
+		if _, err := card.Write(ctx, name, c.Description, c.Body, nil); err != nil {
+			return failed(item, "%v", err)
+		}
+		return finishResource(ctx, card, item, "extractive")
 	}
+	if env.Model == nil {
+		return extract("")
+	}
+	item.Metadata.Distiller = env.ModelID
+	out, runErr := runResourceAgent(ctx, env, job, card, text, cut)
+	if out != nil {
+		item.Metadata.Reply = out.Text
+	}
+	failure := card.judge(out, runErr)
+	switch {
+	case failure == nil && card.Skipped() != "":
+		item.Success, item.Metadata.Skipped = true, card.Skipped()
+		item.Answer = "Skipped: " + card.Skipped()
+		if card.Exists() {
+			p := card.Path()
+			item.Metadata.Path = &p
+		}
+		return item
+	case failure == nil:
+		return finishResource(ctx, card, item, "")
+	case card.Wrote():
+		// What the model wrote before failing is kept; the failure is reported.
+		item = finishResource(ctx, card, item, "")
+		return failed(item, "%v (the card keeps what was written: %s)", failure, card.Path())
+	case req.Fallback == FallbackExtractive && ctx.Err() == nil:
+		return extract(failure.Error())
+	}
+	return failed(item, "%v", failure)
+}
+
+func isExtractiveCard(c *Card) bool {
+	n, err := c.Read()
+	return err == nil && n.FM.String("distiller") == "extractive"
+}
+
+// finishResource finishes a written card and says what became of it.
+func finishResource(ctx context.Context, card *Card, item ResourceItem, how string) ResourceItem {
+	fin, err := card.Finish(ctx)
+	if err != nil {
+		return failed(item, "%v", err)
+	}
+	item.Metadata.Path, item.Metadata.Created, item.Metadata.Modified, item.Metadata.Index = &fin.Path, fin.Created, fin.Modified, fin.Index
 	item.Success = true
-	if item.Answer == "" {
-		item.Answer = "Wrote " + final
+	switch {
+	case fin.Created:
+		item.Answer = "Wrote " + fin.Path
+	case fin.Modified:
+		item.Answer = "Updated " + fin.Path
+	default:
+		item.Answer = "Unchanged " + fin.Path
+	}
+	if how != "" {
+		item.Answer += " (" + how + ")"
 	}
 	return item
 }
 
 // runResourceAgent runs the create or update agent for a text resource.
-func runResourceAgent(ctx context.Context, env *Env, job resourceJob, scope *cardScope, text string, cut bool) (string, error) {
-	data := map[string]any{"Resource": job.place.rel, "Today": job.place.date, "NotePath": scope.path, "Content": text, "Cut": cut}
+func runResourceAgent(ctx context.Context, env *Env, job resourceJob, card *Card, text string, cut bool) (*llm.AgentResult, error) {
+	notePath := card.Path()
+	if notePath == "" {
+		notePath = card.spec.Announced
+	}
+	data := map[string]any{"Resource": job.place.rel, "Today": job.place.date, "NotePath": notePath, "Content": text, "Cut": cut, "Link": job.link}
 	system, err := renderPrompt("auto_resource", job.lang, "system", data)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	part := "update"
-	tools := []llm.AgentTool{scope.readTool(), scope.editTool(),
-		scope.frontmatterTool("Merge keys into the card's frontmatter (name, description and other descriptive keys; provenance keys are refused)."),
-		scope.writeTool()}
+	tools := []llm.AgentTool{card.ReadTool(), card.EditTool(),
+		card.FrontmatterTool("Merge keys into the card's frontmatter (name, description and other descriptive keys; keys the system maintains keep its values)."),
+		card.WriteTool(), card.SkipTool()}
 	if job.card == "" {
 		part = "create"
-		tools = []llm.AgentTool{scope.writeTool()}
+		tools = []llm.AgentTool{card.WriteTool(), card.SkipTool()}
 	}
 	user, err := renderPrompt("auto_resource", job.lang, part, data)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	out, err := llm.RunAgent(ctx, env.Model, llm.AgentConfig{
+	return llm.RunAgent(ctx, env.model(), llm.AgentConfig{
 		Model: env.ModelID, System: system, Tools: tools, Logger: env.Log,
 		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, user)},
 	})
-	if out != nil && err != nil {
-		return out.Text, err
-	}
-	if err != nil {
-		return "", err
-	}
-	return out.Text, nil
-}
-
-// extractiveResource writes a card without a model: the file's outline and
-// opening, so that it is at least searchable.
-func extractiveResource(scope *cardScope, job resourceJob, text string, update bool) (string, error) {
-	var outline []string
-	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "#") && len(outline) < 30 {
-			outline = append(outline, "- "+strings.TrimSpace(strings.TrimLeft(t, "#")))
-		}
-	}
-	excerpt := text
-	if len(excerpt) > 1500 {
-		excerpt = store.TruncateBytes(excerpt, 1500) + "…"
-	}
-	var b strings.Builder
-	if len(outline) > 0 {
-		b.WriteString("## Outline\n\n" + strings.Join(outline, "\n") + "\n\n")
-	}
-	b.WriteString("## Excerpt\n\n")
-	for _, l := range strings.Split(strings.TrimSpace(excerpt), "\n") {
-		b.WriteString("> " + l + "\n")
-	}
-	b.WriteString("\n## Source\n\nExtracted without a model from " + job.link + ".\n")
-	desc := firstLine(text)
-	if desc == "" {
-		desc = "Resource " + job.place.rel
-	}
-	meta := map[string]any{"distiller": "extractive"}
-	name := job.place.stem
-	if update {
-		if n, err := scope.readCard(); err == nil && n.Name() != "" {
-			name = n.Name()
-		}
-	}
-	return scope.writeCard(name, desc, b.String(), meta)
-}
-
-func firstLine(text string) string {
-	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#>-*"))
-		if t != "" {
-			return store.TruncateRunes(t, 200, "…")
-		}
-	}
-	return ""
 }
 
 // imageResource writes or updates the caption card of an image with one
@@ -406,35 +413,30 @@ func imageResource(ctx context.Context, env *Env, req AutoResourceRequest, job r
 	if err != nil {
 		return failed(item, "model: %v", err)
 	}
-	before := snapshotCard(env, job.card)
-	scope := &cardScope{ws: env.WS, path: job.card, date: job.place.date, fixed: job.provenance()}
-	create := job.card == ""
-	name := sanitizeName(capt.Name, job.place.stem, job.place.rel)
-	if create {
-		if scope.path, err = freeCardPath(env, job.place.date, name, job.place.rel, ""); err != nil {
-			return failed(item, "%v", err)
-		}
-	} else if n, err := scope.readCard(); err == nil && n.Name() != "" {
-		name = n.Name() // an update keeps the card's name and path
+	spec := job.spec()
+	spec.System = append(spec.System, KeyValue{"kind", "image"}, KeyValue{"media_type", img.SourceType})
+	card, err := OpenCard(env, spec)
+	if err != nil {
+		return failed(item, "%v", err)
+	}
+	name := capt.Name
+	if job.card != "" {
+		name = "" // an update keeps the card's name and path
 	}
 	body := "![[" + job.place.rel + "]]\n\n## Caption\n\n" + strings.TrimSpace(capt.Caption) + "\n"
 	if t := strings.TrimSpace(capt.Text); t != "" {
 		body += "\n## Text in the image\n\n" + t + "\n"
 	}
-	meta := map[string]any{"kind": "image", "media_type": img.SourceType}
-	if _, err := scope.writeCard(name, capt.Description, body, meta); err != nil {
+	if _, err := card.Write(ctx, name, capt.Description, body, nil); err != nil {
 		return failed(item, "%v", err)
 	}
-	if err := checkCaptionCard(env, scope.path, job.place.rel); err != nil {
-		return failed(item, "%v (the card is kept: %s)", err, scope.path)
+	if err := checkCaptionCard(env, card.Path(), job.place.rel); err != nil {
+		return failed(item, "%v (the card is kept: %s)", err, card.Path())
 	}
-	final, err := finishResourceCard(ctx, env, job, scope, false, &item)
-	if err != nil {
-		return failed(item, "%v", err)
+	item = finishResource(ctx, card, item, "")
+	if item.Success {
+		item.Answer = strings.Replace(item.Answer, "Wrote ", "Wrote caption card ", 1)
 	}
-	setCardResult(env, &item, before, final)
-	item.Success = true
-	item.Answer = "Wrote caption card " + final
 	return item
 }
 
@@ -459,7 +461,7 @@ func captionImage(ctx context.Context, env *Env, job resourceJob, img *vision.Im
 	if err != nil {
 		return nil, err
 	}
-	resp, err := env.Model.Chat(ctx, llm.Request{Model: env.VisionModelID, Messages: []llm.Message{
+	resp, err := env.model().Chat(ctx, llm.Request{Model: env.VisionModelID, Messages: []llm.Message{
 		llm.TextMessage(llm.RoleSystem, system),
 		{Role: llm.RoleUser, Parts: []llm.Part{{Text: user}, {ImageURL: img.DataURL()}}},
 	}})
@@ -510,46 +512,6 @@ func checkCaptionCard(env *Env, card, resource string) error {
 	return nil
 }
 
-// finishResourceCard renames a new card to its sanitised name (clashes get
-// --<sha1[:8]>, then -2, -3…), refreshes the day index and the search index.
-func finishResourceCard(ctx context.Context, env *Env, job resourceJob, scope *cardScope, rename bool, item *ResourceItem) (string, error) {
-	n, err := env.WS.ReadNote(scope.path)
-	if err != nil {
-		return "", err
-	}
-	if n.FMErr == nil && (n.FM.String("source_resource") != job.link || n.FM.String(SourceSHA256Key) != job.sha) {
-		if err := scope.save(n); err != nil {
-			return "", err
-		}
-	}
-	final := scope.path
-	if rename {
-		name := sanitizeName(n.Name(), job.place.stem, job.place.rel)
-		if want := store.DayDir(job.place.date) + "/" + name + ".md"; want != final {
-			dst, err := freeCardPath(env, job.place.date, name, job.place.rel, final)
-			if err != nil {
-				return "", err
-			}
-			if dst != final {
-				if err := env.Index.Rename(ctx, final, dst); err != nil {
-					return "", fmt.Errorf("rename %s to %s: %w", final, dst, err)
-				}
-				final = dst
-			}
-		}
-	}
-	scope.path = final
-	item.Metadata.Index, err = indexCard(ctx, env, final, job.place.date)
-	return final, err
-}
-
-func setCardResult(env *Env, item *ResourceItem, before cardSnapshot, final string) {
-	after, _ := os.ReadFile(env.WS.Abs(final))
-	item.Metadata.Path = &final
-	item.Metadata.Created = before.path == ""
-	item.Metadata.Modified = before.path != final || string(before.bytes) != string(after)
-}
-
 // deleteResourceCard removes the card explicitly linked to a deleted
 // resource; any other note is left alone.
 func deleteResourceCard(ctx context.Context, env *Env, item ResourceItem, card, date string) ResourceItem {
@@ -559,10 +521,11 @@ func deleteResourceCard(ctx context.Context, env *Env, item ResourceItem, card, 
 		item.Answer = "No card links to " + item.Path
 		return item
 	}
-	if err := env.WS.Remove(card); err != nil && !errors.Is(err, store.ErrNotFound) {
+	c, err := OpenCard(env, CardSpec{Path: card, Date: store.DateFromPath(card)})
+	if err != nil {
 		return failed(item, "%v", err)
 	}
-	idx, err := indexCard(ctx, env, card, store.DateFromPath(card))
+	idx, err := c.Remove(ctx)
 	if err != nil {
 		return failed(item, "%v", err)
 	}
@@ -571,56 +534,4 @@ func deleteResourceCard(ctx context.Context, env *Env, item ResourceItem, card, 
 	item.Metadata.Path = &card
 	item.Answer = "Deleted resource note: " + card
 	return item
-}
-
-var unsafeNameChars = regexp.MustCompile(`[<>:"/\\|?*\x00-\x1f\x7f]+`)
-
-// sanitizeName makes a model-chosen name a file name as ReMe does: runs of
-// forbidden characters become "-", whitespace collapses, spaces and dots
-// are trimmed at both ends; empty falls back to the stem, and a name that
-// still fails becomes resource-<sha1[:8]>.
-func sanitizeName(name, stem, resource string) string {
-	clean := func(s string) string {
-		s = unsafeNameChars.ReplaceAllString(s, "-")
-		s = strings.Join(strings.Fields(s), " ")
-		s = strings.Trim(s, " .")
-		if r := []rune(s); len(r) > maxNameRunes {
-			s = strings.Trim(string(r[:maxNameRunes]), " .-")
-		}
-		return s
-	}
-	s := clean(strings.TrimSuffix(strings.TrimSpace(name), ".md"))
-	if s == "" {
-		s = clean(stem)
-	}
-	if store.ValidateName(s) != nil {
-		h := sha1.Sum([]byte(stem))
-		s = "resource-" + hex.EncodeToString(h[:])[:8]
-	}
-	return s
-}
-
-// freeCardPath picks daily/<date>/<name>.md, or on a clash with another
-// file <name>--<sha1(resource)[:8]>.md, then -2, -3 … keep is a path that
-// counts as free (the card being renamed).
-func freeCardPath(env *Env, date, name, resource, keep string) (string, error) {
-	dir := store.DayDir(date)
-	try := func(n string) (string, bool) {
-		p := dir + "/" + n + ".md"
-		return p, p == keep || !env.WS.Exists(p)
-	}
-	if p, ok := try(name); ok {
-		return p, nil
-	}
-	h := sha1.Sum([]byte(resource))
-	base := name + "--" + hex.EncodeToString(h[:])[:8]
-	if p, ok := try(base); ok {
-		return p, nil
-	}
-	for i := 2; i < 100; i++ {
-		if p, ok := try(fmt.Sprintf("%s-%d", base, i)); ok {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no free card name for %s in %s", resource, dir)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/image/bmp"
@@ -82,8 +83,8 @@ func TestAutoResourceTextLifecycle(t *testing.T) {
 	if !res.Success || it.Metadata.Path == nil || *it.Metadata.Path != card || !it.Metadata.Created || !it.Metadata.Modified {
 		t.Fatalf("create: %+v", it)
 	}
-	if !cmp.Equal(ix.renames, [][2]string{{"daily/2026-06-20/market-report.md", card}}) {
-		t.Errorf("the card was written at the stem and renamed to its name: %v", ix.renames)
+	if len(ix.renames) != 0 || env.WS.Exists("daily/2026-06-20/market-report.md") {
+		t.Errorf("the card is written under its name at once: renames %v", ix.renames)
 	}
 	n, _ := env.WS.ReadNote(card)
 	if n.FM.String("source_resource") != "[[resource/2026-06-20/market-report.md]]" || len(n.FM.String(SourceSHA256Key)) != 64 {
@@ -339,22 +340,33 @@ func TestAutoResourceImagesCanBeTurnedOff(t *testing.T) {
 	}
 }
 
-func TestSanitizeName(t *testing.T) {
+// TestCardNames: one naming rule for every card (ReMe §6.3 and the date
+// rule of daily cards): cleaned, never refused.
+func TestCardNames(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"Market: Report?", "Market- Report-"},
 		{"  spaced   out  ", "spaced out"},
 		{"...dots...", "dots"},
 		{"a/b\\c", "a-b-c"},
+		{"notes.md", "notes"},
+		{"link [[breaker]] #1 | `x`", "link -breaker- -1 - -x-"},
 		{"", "stem"},
+		{"2026-06-20", "stem"},
+		{"2026-06-20-standup", "standup"},
+		{"q3-2026-06-20-report", "q3-report"},
+		{"standup 2026-06-20", "standup"},
 		{"CON", "resource-"},
+		{"line\nbreak", "line-break"},
+		{strings.Repeat("長", 150), strings.Repeat("長", 100)},
 	}
+	c := &Card{spec: CardSpec{Kind: "resource", Stem: "stem", Date: "2026-06-20"}}
 	for _, tt := range tests {
-		got := sanitizeName(tt.in, "stem", "resource/x.md")
+		got := c.cleanName(tt.in)
 		if got != tt.want && !(strings.HasSuffix(tt.want, "-") && strings.HasPrefix(got, tt.want) && len(got) == len(tt.want)+8) {
-			t.Errorf("sanitizeName(%q) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("cleanName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if store.ValidateName(got) != nil {
-			t.Errorf("sanitizeName(%q) = %q is not a valid name", tt.in, got)
+		if store.ValidateName(got) != nil || store.ValidateLinkTarget(got) != nil {
+			t.Errorf("cleanName(%q) = %q is not a valid name", tt.in, got)
 		}
 	}
 }
@@ -365,4 +377,28 @@ func TestHTMLText(t *testing.T) {
 	if got := htmlText(in); got != want {
 		t.Errorf("htmlText =\n%q\nwant\n%q", got, want)
 	}
+}
+
+// FuzzCleanName: whatever a model sends, the name is a valid file name and
+// link target, without the card's date, at most 100 characters.
+func FuzzCleanName(f *testing.F) {
+	for _, s := range []string{"", "CON", "a/b", "2026-06-20", "x 2026-06-20 y", "[[x]]", " . ", "名字", "\x00\n", strings.Repeat("ab", 80)} {
+		f.Add(s)
+	}
+	c := &Card{spec: CardSpec{Kind: "resource", Stem: "stem", Date: "2026-06-20"}}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := c.cleanName(s)
+		if err := store.ValidateName(got); err != nil {
+			t.Fatalf("cleanName(%q) = %q: %v", s, got, err)
+		}
+		if err := store.ValidateLinkTarget(got); err != nil {
+			t.Fatalf("cleanName(%q) = %q: %v", s, got, err)
+		}
+		if strings.Contains(got, "2026-06-20") || utf8.RuneCountInString(got) > maxNameRunes {
+			t.Fatalf("cleanName(%q) = %q", s, got)
+		}
+		if again := c.cleanName(got); again != got {
+			t.Fatalf("not stable: %q -> %q -> %q", s, got, again)
+		}
+	})
 }

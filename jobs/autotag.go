@@ -39,6 +39,10 @@ func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
 		res.Skipped = "no model configured"
 		return res
 	}
+	if down := env.ModelDown(); down != nil {
+		res.Skipped = "model unavailable: " + down.Error()
+		return res
+	}
 	res.Processed = 1
 	tags, err := tagCard(ctx, env, card, lang)
 	item := AutoTagItem{Path: card, Tags: tags}
@@ -56,7 +60,7 @@ func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
 	return res
 }
 
-func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error) {
+func tagCard(ctx context.Context, env *Env, path, lang string) ([]string, error) {
 	used, err := env.Index.Tags(ctx, 50)
 	if err != nil {
 		return nil, fmt.Errorf("list tags: %w", err)
@@ -69,8 +73,11 @@ func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error)
 		}
 		existing = strings.Join(parts, ", ")
 	}
-	scope := &cardScope{ws: env.WS, path: card, onlyKeys: map[string]bool{store.TagKey: true}}
-	data := map[string]any{"Path": card, "Existing": existing}
+	card, err := OpenCard(env, CardSpec{Path: path, Dir: pathDir(path), OnlyKeys: []string{store.TagKey}})
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{"Path": path, "Existing": existing}
 	system, err := renderPrompt("auto_tag", lang, "system", data)
 	if err != nil {
 		return nil, err
@@ -84,46 +91,45 @@ func tagCard(ctx context.Context, env *Env, card, lang string) ([]string, error)
 			Parameters: schema(`{"type":"object","properties":{},"additionalProperties":false}`)},
 		Run: func(ctx context.Context, _ json.RawMessage) (string, error) { return existing, nil },
 	}
-	_, err = llm.RunAgent(ctx, env.Model, llm.AgentConfig{
+	_, err = llm.RunAgent(ctx, env.model(), llm.AgentConfig{
 		Model:    env.ModelID,
 		System:   system,
 		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, user)},
-		Tools:    []llm.AgentTool{scope.readTool(), listTags, scope.frontmatterTool("Set memory_tags on the card; no other key may change.")},
+		Tools:    []llm.AgentTool{card.ReadTool(), listTags, card.FrontmatterTool("Set memory_tags on the card; no other key may change.")},
 		MaxSteps: autoTagMaxSteps,
 		Logger:   env.Log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if !scope.wrote {
+	if !card.Wrote() {
 		return nil, errors.New("the model did not set memory_tags")
 	}
-	// Normalise what the model wrote, then bring the indexes up to date.
-	var final []string
-	err = env.Index.Locked(ctx, func() error {
-		n, err := env.WS.ReadNote(card)
-		if err != nil {
-			return err
-		}
-		final = store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
-		if final == nil {
-			final = []string{}
-		}
-		if !sameStrings(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
-			if err := n.FM.Set(store.TagKey, final); err != nil {
-				return err
-			}
-			if err := env.WS.WriteNote(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	// The tool normalised what the model wrote; a value a person left in
+	// another shape is made a list.
+	n, err := card.Read()
 	if err != nil {
-		return final, err
+		return nil, err
 	}
-	_, err = indexCard(ctx, env, card, store.DateFromPath(card))
+	final := store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
+	if final == nil {
+		final = []string{}
+	}
+	if !sameStrings(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
+		if err := card.Update(func(n *store.Note) error { return n.FM.Set(store.TagKey, final) }); err != nil {
+			return final, err
+		}
+	}
+	_, err = card.Finish(ctx)
 	return final, err
+}
+
+// pathDir is the folder of a workspace path.
+func pathDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 func sameStrings(a, b []string) bool {

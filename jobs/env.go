@@ -1,7 +1,8 @@
 // Package jobs holds reme's pipelines: auto_memory (conversations become
-// daily cards), auto_tag, auto_resource. They are plain functions over the
-// workspace (store), a model (jobs/llm) and the small Indexer interface
-// below; the index package is wired in by main.
+// daily cards), auto_tag, auto_resource, watch. They are plain functions
+// over the workspace (store), a model (jobs/llm) and the small Indexer
+// interface below; the index package is wired in by main. Every card a job
+// writes goes through one type, Card (card.go).
 package jobs
 
 import (
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -17,18 +19,30 @@ import (
 
 var (
 	// ErrNoModel is returned when a job needs a model and none is configured.
-	ErrNoModel = errors.New("no model configured (set COHERE_API_KEY)")
-	// ErrInput is wrapped by every problem with a job's parameters.
-	ErrInput = errors.New("invalid input")
+	ErrNoModel = errors.New("no model configured (set COHERE_API_KEY or OPENAI_API_KEY, or llm.base_url for a local server)")
+	// ErrInput is wrapped by every problem with a job's parameters (it is
+	// store's, so that importers below jobs report the same way).
+	ErrInput = store.ErrInput
+	// ErrModelDown is returned, without calling the model, once a call failed
+	// in a way that another call in the same run would not fix.
+	ErrModelDown = errors.New("model unavailable")
+	// ErrNoCard means a model ended its run without writing a card and
+	// without saying that the input was not worth one.
+	ErrNoCard = errors.New("the model wrote no card")
+	// ErrBusy means another run held a session for longer than the caller
+	// was willing to wait; the caller's messages were saved before.
+	ErrBusy = errors.New("session busy")
 )
 
 // Indexer is what jobs need from the index.
 type Indexer interface {
 	// UpdatePaths re-indexes notes that a job wrote, moved or removed.
 	UpdatePaths(ctx context.Context, paths ...string) error
-	// Rename moves a note and retargets every inbound link to it.
+	// Rename moves a note and retargets every inbound link to it; it
+	// refuses an existing destination, and may be called inside Locked.
 	Rename(ctx context.Context, src, dst string) error
-	// Locked runs fn under the workspace writer lock (never around a model call).
+	// Locked runs fn under the workspace writer lock (never around a model
+	// call); it is reentrant within one process.
 	Locked(ctx context.Context, fn func() error) error
 	// Tags lists the tags in use with their note counts, most used first.
 	Tags(ctx context.Context, limit int) ([]TagCount, error)
@@ -60,6 +74,9 @@ type Env struct {
 	Location      *time.Location
 	Now           func() time.Time
 	Log           *slog.Logger
+
+	mu   sync.Mutex
+	down error // why the model is down for the rest of this run
 }
 
 func (e *Env) logger() *slog.Logger {
@@ -85,23 +102,3 @@ func (e *Env) loc() *time.Location {
 
 // Today is the current date in the workspace time zone.
 func (e *Env) Today() string { return e.now().In(e.loc()).Format(time.DateOnly) }
-
-// indexCard brings the indexes up to date after a job wrote, renamed or
-// removed a card: the day index page of date (if any) and the search index
-// for the card and that page. It runs under the writer lock, so that two
-// jobs refreshing one day never lose each other's card.
-func indexCard(ctx context.Context, env *Env, card, date string) (*store.DayIndexResult, error) {
-	var idx *store.DayIndexResult
-	err := env.Index.Locked(ctx, func() error {
-		touched := []string{card}
-		if date != "" {
-			var err error
-			if idx, err = env.WS.RefreshDayIndex(date); err != nil {
-				return err
-			}
-			touched = append(touched, idx.Path)
-		}
-		return env.Index.UpdatePaths(ctx, touched...)
-	})
-	return idx, err
-}

@@ -132,7 +132,7 @@ func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []stor
 		return nil, err
 	}
 	parts[0].Text = text
-	resp, err := env.Model.Chat(ctx, llm.Request{Model: env.VisionModelID, Messages: []llm.Message{{Role: llm.RoleUser, Parts: parts}}})
+	resp, err := env.model().Chat(ctx, llm.Request{Model: env.VisionModelID, Messages: []llm.Message{{Role: llm.RoleUser, Parts: parts}}})
 	if err != nil {
 		return nil, err
 	}
@@ -151,37 +151,30 @@ func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []stor
 	return out, nil
 }
 
-// mergeSourceImages adds this call's image sources to the card's
-// source_images list, de-duplicated; nothing is written when unchanged.
-func mergeSourceImages(env *Env, card string, imgs []convImage) error {
-	if len(imgs) == 0 {
-		return nil
+// sourceImages is the card's source_images list with this call's image
+// sources added, de-duplicated, in order; an existing value that is not a
+// list is an error (the card is not rewritten).
+func sourceImages(env *Env, card string, imgs []convImage) ([]string, error) {
+	var list []string
+	if card != "" {
+		n, err := env.WS.ReadNote(card)
+		if err != nil {
+			return nil, err
+		}
+		if n.FM.Has("source_images") && !n.FM.IsList("source_images") {
+			return nil, fmt.Errorf("%s: source_images must be a list of strings", card)
+		}
+		list = n.FM.Strings("source_images")
 	}
-	n, err := env.WS.ReadNote(card)
-	if err != nil {
-		return err
-	}
-	if n.FM.Has("source_images") && !n.FM.IsList("source_images") {
-		return fmt.Errorf("%s: source_images must be a list of strings", card)
-	}
-	list := n.FM.Strings("source_images")
 	seen := map[string]bool{}
 	for _, s := range list {
 		seen[s] = true
 	}
-	changed := false
 	for _, img := range imgs {
 		if !seen[img.source] {
 			seen[img.source] = true
 			list = append(list, img.source)
-			changed = true
 		}
 	}
-	if !changed {
-		return nil
-	}
-	if err := n.FM.Set("source_images", list); err != nil {
-		return err
-	}
-	return env.WS.WriteNote(n)
+	return list, nil
 }

@@ -111,7 +111,7 @@ func messagePromptText(m store.Message, imageNotes map[string]string) string {
 			if strings.TrimSpace(b.Text) != "" {
 				parts = append(parts, b.Text)
 			}
-		case "tool_use":
+		case "tool_use", "tool_call":
 			parts = append(parts, fmt.Sprintf("[tool %s]", b.Name))
 		}
 	}

@@ -20,7 +20,10 @@ import (
 
 // WatchOptions configure Watch.
 type WatchOptions struct {
-	Resource  AutoResourceRequest // defaults for every batch (Changes ignored)
+	// Resource holds the defaults of every batch (Changes ignored); an
+	// empty Fallback means extractive: a watcher must not drop resources
+	// while the model is out.
+	Resource  AutoResourceRequest
 	Debounce  time.Duration
 	Reconcile time.Duration                 // full scan interval
 	Report    func(format string, a ...any) // progress and results (stderr)
@@ -42,11 +45,14 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 	if opt.Reconcile <= 0 {
 		opt.Reconcile = 5 * time.Minute
 	}
+	if opt.Resource.Fallback == "" {
+		opt.Resource.Fallback = FallbackExtractive
+	}
 	batches, err := env.WS.Watch(ctx, store.WatchOptions{Debounce: opt.Debounce, Logger: env.Log})
 	if err != nil {
 		return err
 	}
-	w := &watcher{env: env, opt: opt, hashes: map[string]fileHash{}}
+	w := &watcher{env: env, opt: opt, hashes: map[string]fileHash{}, kept: map[string]string{}}
 	opt.Report("watching %s (Ctrl-C to stop)", env.WS.Root)
 	if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
 		opt.Report("reconcile: %v", err)
@@ -95,6 +101,10 @@ type watcher struct {
 	env    *Env
 	opt    WatchOptions
 	hashes map[string]fileHash // resource path → last hash, so a touch costs no model call
+	// kept maps a resource to the hash whose change was left for a model
+	// (no model configured), so that it is reported once, not on every
+	// reconcile.
+	kept map[string]string
 }
 
 // watchable reports resource files auto_resource handles.
@@ -200,19 +210,42 @@ func (w *watcher) changeFor(rel string, fi fs.FileInfo, sources map[string]strin
 	if !ok {
 		return ResourceChange{Path: rel, Change: "added"}, true
 	}
+	if w.kept[rel] == sha {
+		return ResourceChange{}, false
+	}
 	n, err := w.env.WS.ReadNote(card)
-	if err == nil {
-		if recorded := n.FM.String(SourceSHA256Key); recorded != "" {
-			if recorded == sha {
+	if err == nil && n.FMErr == nil {
+		switch recorded := n.FM.String(SourceSHA256Key); recorded {
+		case sha:
+			return ResourceChange{}, false
+		case "":
+			// A card from before hashes were recorded, or written by ReMe:
+			// file times say nothing after a copy or a clone, so the card is
+			// taken as made from the file as it is, and the hash recorded,
+			// without a model call.
+			if err := w.adopt(card, rel, sha); err != nil {
+				w.opt.Report("record %s on %s: %v", SourceSHA256Key, card, err)
 				return ResourceChange{}, false
 			}
-		} else if cfi, err := os.Stat(w.env.WS.Abs(card)); err == nil && !cfi.ModTime().Before(fi.ModTime()) {
-			// A card from before hashes were recorded (or written by ReMe):
-			// newer than its resource means it is up to date.
+			w.opt.Report("recorded %s of %s on %s (no model call)", SourceSHA256Key, rel, card)
 			return ResourceChange{}, false
 		}
 	}
 	return ResourceChange{Path: rel, Change: "modified"}, true
+}
+
+// adopt records a resource's hash on its card.
+func (w *watcher) adopt(card, rel, sha string) error {
+	ctx := context.Background()
+	c, err := OpenCard(w.env, CardSpec{Path: card, Date: store.DateFromPath(card), System: []KeyValue{{SourceSHA256Key, sha}}})
+	if err != nil {
+		return err
+	}
+	if err := c.Update(func(*store.Note) error { return nil }); err != nil {
+		return err
+	}
+	_, err = c.index(ctx)
+	return err
 }
 
 func (w *watcher) hash(rel string, fi fs.FileInfo) (string, error) {
@@ -326,9 +359,15 @@ func (w *watcher) run(parent context.Context, changes []ResourceChange) error {
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	req := w.opt.Resource
 	req.Changes = changes
+	w.env.ResetModel() // each batch is a run: a model that came back is used again
 	res, err := AutoResource(ctx, w.env, req)
 	if res != nil {
 		for _, it := range res.Results {
+			if it.Metadata.Skipped == "no model configured" {
+				w.kept[it.Path] = w.hashes[it.Path].sha
+			} else {
+				delete(w.kept, it.Path)
+			}
 			status := "ok"
 			if !it.Success {
 				status = "failed"

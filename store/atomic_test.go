@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -292,5 +293,26 @@ func TestLockInvalidName(t *testing.T) {
 			_ = l.Unlock()
 			t.Errorf("Lock(%q) succeeded", name)
 		}
+	}
+}
+
+func TestCreateFileNeverOverwrites(t *testing.T) {
+	w := newWorkspace(t)
+	if err := w.CreateFile("daily/2026-06-20/x.md", []byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := w.CreateFile("daily/2026-06-20/x.md", []byte("second\n"))
+	if !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second create: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(w.Abs("daily/2026-06-20/x.md")); string(b) != "first\n" {
+		t.Errorf("content %q", b)
+	}
+	if err := w.CreateFile("../x.md", []byte("x")); err == nil {
+		t.Error("a path outside the workspace was created")
+	}
+	ents, _ := os.ReadDir(w.Abs("daily/2026-06-20"))
+	if len(ents) != 1 {
+		t.Errorf("temp files left: %v", ents)
 	}
 }

@@ -380,7 +380,8 @@ func FuzzNormalizeTag(f *testing.F) {
 }
 
 // FuzzDecodeText: decoding then encoding gives the bytes back whenever the
-// encoder accepts the text, so an edit never changes untouched bytes.
+// encoder accepts the text, so an edit never changes untouched bytes; bytes
+// that are no encoding lose only a cut last character, or show as U+FFFD.
 func FuzzDecodeText(f *testing.F) {
 	f.Add([]byte("hello"))
 	f.Add([]byte("\xEF\xBB\xBF登录"))
@@ -401,6 +402,15 @@ func FuzzDecodeText(f *testing.F) {
 			// text survives, not necessarily those bytes.
 			if back, err := simplifiedchinese.GBK.NewDecoder().Bytes(out); err != nil || string(back) != s {
 				t.Fatalf("gbk round trip: %x -> %q -> %x -> %q", b, s, out, back)
+			}
+			return
+		}
+		if enc == UTF8 && !utf8.Valid(b) {
+			if !bytes.HasPrefix(b, out) && !strings.ContainsRune(s, utf8.RuneError) {
+				t.Fatalf("invalid bytes %x decoded as %q without a mark", b, s)
+			}
+			if bytes.HasPrefix(b, out) && len(b)-len(out) >= utf8.UTFMax {
+				t.Fatalf("invalid bytes %x lost more than a cut character: %q", b, s)
 			}
 			return
 		}

@@ -158,7 +158,7 @@ func ContentText(raw json.RawMessage) string {
 			if t, ok := bl["text"].(string); ok {
 				parts = append(parts, t)
 			}
-		case "tool_use":
+		case "tool_use", "tool_call":
 			parts = append(parts, fmt.Sprintf("[tool %v]", bl["name"]))
 		case "data", "image":
 			parts = append(parts, "[image]")

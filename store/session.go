@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,10 +15,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
-// ErrMessages is wrapped by every problem with the messages of a call.
-var ErrMessages = errors.New("invalid messages")
+var (
+	// ErrMessages is wrapped by every problem with the messages of a call.
+	ErrMessages = errors.New("invalid messages")
+	// ErrInput is wrapped by every other problem with what a caller handed
+	// in (a session id, a hook's input), whichever package finds it.
+	ErrInput = errors.New("invalid input")
+)
+
+// ValidateSessionID applies ReMe's rule: a session id is a file name.
+func ValidateSessionID(sid string) error {
+	if strings.TrimSpace(sid) == "" {
+		return fmt.Errorf("%w: session_id is required", ErrInput)
+	}
+	if err := ValidateName(sid); err != nil {
+		return fmt.Errorf("%w: session_id: %v", ErrInput, err)
+	}
+	return nil
+}
 
 // Message is one conversation message in AgentScope's Msg shape, which is
 // what ReMe writes to session/dialog/<session_id>.jsonl.
@@ -80,29 +98,90 @@ var timestampAliases = []string{"time_created", "timestamp", "createdAt", "timeC
 // list of objects with a role (user, assistant or system) and content as a
 // string or a list of blocks. A missing name defaults to the role, a
 // missing id is derived from the content, and a missing created_at comes
-// from the first timestamp alias (now, if none).
+// from the first timestamp alias (now, if none); a timestamp that is not a
+// date or time is an error, not a card dated today. Text must be UTF-8:
+// bytes that are not are refused (with where they are), never replaced,
+// and a text given as a string keeps its JSON escapes as written.
 func ParseMessages(raw []byte, now time.Time) ([]Message, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+	if !json.Valid(raw) && len(bytes.TrimSpace(raw)) > 0 {
+		// Unmarshal names the offset of the first error the way a reader
+		// of the whole text expects it; it allocates nothing on failure.
+		var v json.RawMessage
+		if err := json.Unmarshal(raw, &v); err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				return nil, fmt.Errorf("%w: not valid JSON (at byte %d): %v", ErrMessages, syn.Offset, err)
+			}
+		}
+	}
+	return ReadMessages(bytes.NewReader(raw), now)
+}
+
+// ReadMessages is ParseMessages over a reader: the list is decoded one
+// message at a time, so that a long conversation is not held twice.
+func ReadMessages(r io.Reader, now time.Time) ([]Message, error) {
+	dec := json.NewDecoder(r)
+	syntax := func(err error) error {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			return fmt.Errorf("%w: not valid JSON (at byte %d): %v", ErrMessages, syn.Offset, err)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return fmt.Errorf("%w: not valid JSON (cut off at byte %d)", ErrMessages, dec.InputOffset())
+		case errors.As(err, &typ):
+			return fmt.Errorf("%w: %v", ErrMessages, err)
+		}
+		return fmt.Errorf("read messages: %w", err) // the reader's own error, such as a size limit
+	}
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: no messages given", ErrMessages)
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("%w: not valid JSON (at byte %d): %v", ErrMessages, syn.Offset, err)
-		}
+	if err != nil {
+		return nil, syntax(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, fmt.Errorf("%w: messages must be a JSON list of message objects", ErrMessages)
 	}
-	out := make([]Message, 0, len(items))
-	for i, it := range items {
-		m, err := parseMessage(it, now)
+	var out []Message
+	for i := 0; dec.More(); i++ {
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return nil, syntax(err)
+		}
+		if !utf8.Valid(item) {
+			at := dec.InputOffset() - int64(len(item)) + int64(invalidUTF8At(item))
+			return nil, fmt.Errorf("%w: message %d is not UTF-8 text (bad byte at offset %d); convert it to UTF-8 first (for GBK: iconv -f GBK -t UTF-8), nothing was saved", ErrMessages, i, at)
+		}
+		m, err := parseMessage(item, now)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %v", ErrMessages, i, err)
 		}
 		out = append(out, m)
 	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntax(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: unexpected data after the list of messages (at byte %d)", ErrMessages, dec.InputOffset())
+	}
+	if out == nil {
+		out = []Message{}
+	}
 	return out, nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func parseMessage(raw json.RawMessage, now time.Time) (Message, error) {
@@ -150,16 +229,22 @@ func parseMessage(raw json.RawMessage, now time.Time) (Message, error) {
 		}
 		m.Metadata = md
 	}
-	if m.CreatedAt, err = timestampField(obj, "created_at"); err != nil {
+	if m.CreatedAt, err = messageTime(obj, "created_at"); err != nil {
 		return m, err
 	}
 	if m.CreatedAt == "" {
 		var meta map[string]json.RawMessage
 		_ = json.Unmarshal(m.Metadata, &meta)
+	aliases:
 		for _, src := range []map[string]json.RawMessage{obj, meta} {
 			for _, k := range timestampAliases {
-				if v, _ := timestampField(src, k); v != "" && m.CreatedAt == "" {
+				v, err := messageTime(src, k)
+				if err != nil {
+					return m, err
+				}
+				if v != "" {
 					m.CreatedAt = v
+					break aliases
 				}
 			}
 		}
@@ -173,22 +258,26 @@ func parseMessage(raw json.RawMessage, now time.Time) (Message, error) {
 	if m.ID == "" {
 		m.ID = deriveID(m)
 	}
-	for _, k := range []string{"usage", "finished_at", "finished_reason", "structured_output", "error"} {
-		v := obj[k]
-		switch k {
-		case "usage":
-			m.Usage = v
-		case "finished_at":
-			m.FinishedAt = v
-		case "finished_reason":
-			m.FinishedReason = v
-		case "structured_output":
-			m.StructuredOutput = v
-		case "error":
-			m.Error = v
-		}
-	}
+	m.Usage = obj["usage"]
+	m.FinishedAt = obj["finished_at"]
+	m.FinishedReason = obj["finished_reason"]
+	m.StructuredOutput = obj["structured_output"]
+	m.Error = obj["error"]
 	return m, nil
+}
+
+// messageTime reads a timestamp field and checks that it is a date or a
+// time: an impossible one ("2026-02-30") would otherwise date the card
+// today without a word.
+func messageTime(obj map[string]json.RawMessage, key string) (string, error) {
+	v, err := timestampField(obj, key)
+	if err != nil || v == "" {
+		return v, err
+	}
+	if _, ok := MessageDay(v, time.UTC); !ok {
+		return "", fmt.Errorf("%s %q is not a date or time (use ISO 8601 such as 2026-06-20T09:14:00+08:00, or a Unix time)", key, v)
+	}
+	return v, nil
 }
 
 // timestampField reads a timestamp given as a string or as a Unix time in
@@ -231,15 +320,21 @@ func unixTime(f float64) (time.Time, bool) {
 }
 
 func parseContent(raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return []json.RawMessage{}, nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		b, _ := marshalNoEscape(struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{"text", s}) // AgentScope's key order
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errors.New("content must be a string or a list of blocks")
+		}
+		// The string goes into the block as written, escapes included, so
+		// that nothing (not even a lone surrogate) is replaced on the way.
+		b := make([]byte, 0, len(raw)+24)
+		b = append(b, `{"type":"text","text":`...) // AgentScope's key order
+		b = append(b, raw...)
+		b = append(b, '}')
 		return []json.RawMessage{b}, nil
 	}
 	var blocks []json.RawMessage
@@ -278,38 +373,115 @@ func deriveID(m Message) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// SanitizeForSave drops tool results and base64 payloads: recalled output
-// and binary data must not later pass for what the user said. A message
-// left empty keeps its envelope.
+// SanitizeForSave prepares a message for its session file. Tool results
+// and base64 payloads are dropped: recalled output and binary data must not
+// later pass for what the user said. Every other block becomes one that
+// AgentScope's message model (which ReMe reads the file with) accepts for
+// the message's role, or is dropped, so that ReMe never discards the line:
+//   - text: kept (a block without a string text is dropped);
+//   - tool_use (Anthropic) and tool_call: a tool_call with id, name and the
+//     input as a JSON string, in assistant messages only;
+//   - thinking and hint: assistant messages only;
+//   - data, and image/audio/video blocks (mapped to data): a URL source in
+//     user and assistant messages (base64 is dropped, see above);
+//   - anything else (redacted_thinking, document, server tools …) is
+//     dropped, as is every non-text block of a system message.
+//
+// A message left empty keeps its envelope.
 func SanitizeForSave(m Message) Message {
 	out := m
 	out.Content = make([]json.RawMessage, 0, len(m.Content))
-	for _, raw := range m.Content {
-		if !dropOnSave(raw) {
-			out.Content = append(out.Content, raw)
+	for i, raw := range m.Content {
+		if b, ok := saveBlock(m.Role, m.ID, i, raw); ok {
+			out.Content = append(out.Content, b)
 		}
 	}
 	return out
 }
 
-// dropOnSave reports a tool_result block or a base64 payload. Only type
-// and source.type are decoded, so that an odd value in another field
-// cannot let such a block through.
-func dropOnSave(raw json.RawMessage) bool {
+// urlSource is AgentScope's URL source of a data block.
+type urlSource struct {
+	Type      string `json:"type"`
+	URL       string `json:"url"`
+	MediaType string `json:"media_type"`
+}
+
+// saveBlock maps one content block for SanitizeForSave. Only the fields
+// that decide are decoded, so that an odd value elsewhere cannot let a
+// dropped kind through; kept blocks stay byte for byte unless mapped.
+func saveBlock(role, msgID string, index int, raw json.RawMessage) (json.RawMessage, bool) {
 	var b struct {
 		Type   string          `json:"type"`
+		Text   *string         `json:"text"`
+		ID     string          `json:"id"`
+		Name   string          `json:"name"`
+		Input  json.RawMessage `json:"input"`
 		Source json.RawMessage `json:"source"`
 	}
 	if json.Unmarshal(raw, &b) != nil {
-		return false
-	}
-	if b.Type == "tool_result" {
-		return true
+		return nil, false
 	}
 	var src struct {
 		Type string `json:"type"`
 	}
-	return len(b.Source) > 0 && json.Unmarshal(b.Source, &src) == nil && src.Type == "base64"
+	if len(b.Source) > 0 && json.Unmarshal(b.Source, &src) == nil && src.Type == "base64" {
+		return nil, false
+	}
+	switch b.Type {
+	case "text":
+		return raw, b.Text != nil
+	case "thinking", "hint":
+		return raw, role == "assistant"
+	case "tool_use", "tool_call":
+		if role != "assistant" || b.Name == "" {
+			return nil, false
+		}
+		input := string(bytes.TrimSpace(b.Input))
+		var s string
+		switch {
+		case input == "" || input == "null":
+			input = "{}"
+		case input[0] == '"' && json.Unmarshal(b.Input, &s) == nil:
+			input = s // already the JSON string AgentScope keeps
+		default:
+			input = string(compactJSON(b.Input))
+		}
+		if b.Type == "tool_call" && input == s && b.ID != "" {
+			return raw, true
+		}
+		id := b.ID
+		if id == "" {
+			id = fmt.Sprintf("call-%s-%d", msgID, index)
+		}
+		out, err := marshalNoEscape(struct {
+			Type  string `json:"type"`
+			ID    string `json:"id"`
+			Name  string `json:"name"`
+			Input string `json:"input"`
+		}{"tool_call", id, b.Name, input})
+		return out, err == nil
+	case "data", "image", "audio", "video":
+		if role == "system" || src.Type != "url" {
+			return nil, false
+		}
+		if b.Type == "data" {
+			return raw, true
+		}
+		var u urlSource
+		if json.Unmarshal(b.Source, &u) != nil || u.URL == "" {
+			return nil, false
+		}
+		u.Type = "url"
+		if u.MediaType == "" {
+			u.MediaType = b.Type + "/*"
+		}
+		out, err := marshalNoEscape(struct {
+			Type   string    `json:"type"`
+			Source urlSource `json:"source"`
+		}{"data", u})
+		return out, err == nil
+	}
+	return nil, false
 }
 
 // MarshalLine renders a message as one JSONL line.

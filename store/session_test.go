@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 // sessNow is the clock given to ParseMessages in these tests.
@@ -310,6 +312,11 @@ func TestParseMessagesErrors(t *testing.T) {
 		{"created_at out of range", `[{"role":"user","content":"a","created_at":1e300}]`, []string{"message 0", "created_at must be"}},
 		{"created_at seconds past year 9999", `[{"role":"user","content":"a","created_at":300000000000}]`, []string{"message 0", "created_at must be"}},
 		{"id not string", `[{"role":"user","content":"a","id":12}]`, []string{"message 0", "id must be a string"}},
+		{"impossible created_at", `[{"role":"user","content":"a","created_at":"2026-02-30T10:00:00"}]`, []string{"message 0", `created_at "2026-02-30T10:00:00" is not a date or time`}},
+		{"created_at in words", `[{"role":"user","content":"a"},{"role":"user","content":"b","created_at":"yesterday"}]`, []string{"message 1", `created_at "yesterday"`}},
+		{"impossible alias", `[{"role":"user","content":"a","timestamp":"2026-13-01"}]`, []string{"message 0", `timestamp "2026-13-01"`}},
+		{"impossible alias in metadata", `[{"role":"user","content":"a","metadata":{"createdAt":"2026-06-31"}}]`, []string{"message 0", `createdAt "2026-06-31"`}},
+		{"invalid utf-8", "[{\"role\":\"user\",\"content\":\"ok\"},{\"role\":\"user\",\"content\":\"ab\xff\"}]", []string{"message 1 is not UTF-8", "offset 60", "nothing was saved"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -332,6 +339,41 @@ func TestParseMessagesErrors(t *testing.T) {
 	}
 }
 
+// TestParseMessagesNeverReplacesText: GBK (or any non-UTF-8) text is
+// refused with a clear error instead of being saved as U+FFFD, and a text
+// string keeps its escapes (even a lone surrogate) byte for byte.
+func TestParseMessagesNeverReplacesText(t *testing.T) {
+	gbkText, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte("登录流程重构"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := append(append([]byte(`[{"role":"user","content":"`), gbkText...), `"}]`...)
+	if msgs, err := ParseMessages(in, sessNow); err == nil || !errors.Is(err, ErrMessages) || !strings.Contains(err.Error(), "iconv -f GBK") {
+		t.Fatalf("GBK messages: %v, %v", msgs, err)
+	}
+	w := newWorkspace(t)
+	if _, err := w.SaveDialog(dialogRel, parseMsgs(t, `[{"role":"user","id":"e","content":"caf\u00e9 \ud83d cut emoji \u2028 <&>"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	raw := readRaw(t, w, dialogRel)
+	if !strings.Contains(raw, `{"type":"text","text":"caf\u00e9 \ud83d cut emoji \u2028 <&>"}`) || strings.Contains(raw, "\uFFFD") || strings.ContainsRune(raw, utf8.RuneError) {
+		t.Errorf("the text was not kept as written:\n%s", raw)
+	}
+}
+
+func TestValidateSessionID(t *testing.T) {
+	for _, sid := range []string{"", "  ", "a/b", "..", "NUL", "x\ny", " x"} {
+		if err := ValidateSessionID(sid); err == nil || !errors.Is(err, ErrInput) {
+			t.Errorf("ValidateSessionID(%q) = %v", sid, err)
+		}
+	}
+	for _, sid := range []string{"abc", "4f9c2d1e-7b3a-4c5d-9e8f-0a1b2c3d4e5f", "会话-1"} {
+		if err := ValidateSessionID(sid); err != nil {
+			t.Errorf("ValidateSessionID(%q) = %v", sid, err)
+		}
+	}
+}
+
 func TestParseMessagesEmptyList(t *testing.T) {
 	for _, in := range []string{"[]", " [ ] \n"} {
 		msgs, err := ParseMessages([]byte(in), sessNow)
@@ -350,27 +392,27 @@ func TestParseMessagesTimestamps(t *testing.T) {
 		{"created_at", `"created_at":"2026-06-01T08:00:00"`, "2026-06-01T08:00:00"},
 		{"created_at trimmed", `"created_at":"  2026-06-01 08:00:00 "`, "2026-06-01 08:00:00"},
 		{"created_at kept verbatim", `"created_at":"2026-06-01T08:00:00.5+08:00"`, "2026-06-01T08:00:00.5+08:00"},
-		{"created_at beats every alias", `"time_created":"A","timestamp":"B","createdAt":"C","timeCreated":"D","created_time":"E","created_at":"X","metadata":{"time_created":"M"}`, "X"},
-		{"created_at beats aliases listed first", `"created_time":"E","timestamp":"B","created_at":"X"`, "X"},
-		{"empty created_at falls back", `"created_at":"","timestamp":"B"`, "B"},
-		{"blank created_at falls back", `"created_at":"   ","createdAt":"C"`, "C"},
-		{"null created_at falls back", `"created_at":null,"timeCreated":"D"`, "D"},
-		{"time_created", `"time_created":"A"`, "A"},
-		{"timestamp", `"timestamp":"B"`, "B"},
-		{"createdAt", `"createdAt":"C"`, "C"},
-		{"timeCreated", `"timeCreated":"D"`, "D"},
-		{"created_time", `"created_time":"E"`, "E"},
-		{"alias order not key order", `"created_time":"E","timeCreated":"D","createdAt":"C","timestamp":"B","time_created":"A"`, "A"},
-		{"timestamp before createdAt", `"createdAt":"C","timestamp":"B"`, "B"},
-		{"createdAt before timeCreated", `"timeCreated":"D","createdAt":"C","created_time":"E"`, "C"},
-		{"timeCreated before created_time", `"created_time":"E","timeCreated":"D"`, "D"},
-		{"empty alias skipped", `"time_created":"","timestamp":"B"`, "B"},
-		{"metadata time_created", `"metadata":{"time_created":"M1"}`, "M1"},
-		{"metadata created_time", `"metadata":{"created_time":"M5"}`, "M5"},
-		{"metadata alias order", `"metadata":{"created_time":"M5","timestamp":"M2"}`, "M2"},
-		{"top level before metadata", `"created_time":"E","metadata":{"time_created":"M1"}`, "E"},
-		{"metadata used when top level empty", `"timestamp":"","metadata":{"timestamp":"M2"}`, "M2"},
-		{"created_at beats metadata", `"created_at":"X","metadata":{"time_created":"M1"}`, "X"},
+		{"created_at beats every alias", `"time_created":"2026-01-01T00:00:01","timestamp":"2026-01-02T00:00:02","createdAt":"2026-01-03T00:00:03","timeCreated":"2026-01-04T00:00:04","created_time":"2026-01-05T00:00:05","created_at":"2026-01-09T09:09:09","metadata":{"time_created":"2026-02-01T00:00:00"}`, "2026-01-09T09:09:09"},
+		{"created_at beats aliases listed first", `"created_time":"2026-01-05T00:00:05","timestamp":"2026-01-02T00:00:02","created_at":"2026-01-09T09:09:09"`, "2026-01-09T09:09:09"},
+		{"empty created_at falls back", `"created_at":"","timestamp":"2026-01-02T00:00:02"`, "2026-01-02T00:00:02"},
+		{"blank created_at falls back", `"created_at":"   ","createdAt":"2026-01-03T00:00:03"`, "2026-01-03T00:00:03"},
+		{"null created_at falls back", `"created_at":null,"timeCreated":"2026-01-04T00:00:04"`, "2026-01-04T00:00:04"},
+		{"time_created", `"time_created":"2026-01-01T00:00:01"`, "2026-01-01T00:00:01"},
+		{"timestamp", `"timestamp":"2026-01-02T00:00:02"`, "2026-01-02T00:00:02"},
+		{"createdAt", `"createdAt":"2026-01-03T00:00:03"`, "2026-01-03T00:00:03"},
+		{"timeCreated", `"timeCreated":"2026-01-04T00:00:04"`, "2026-01-04T00:00:04"},
+		{"created_time", `"created_time":"2026-01-05T00:00:05"`, "2026-01-05T00:00:05"},
+		{"alias order not key order", `"created_time":"2026-01-05T00:00:05","timeCreated":"2026-01-04T00:00:04","createdAt":"2026-01-03T00:00:03","timestamp":"2026-01-02T00:00:02","time_created":"2026-01-01T00:00:01"`, "2026-01-01T00:00:01"},
+		{"timestamp before createdAt", `"createdAt":"2026-01-03T00:00:03","timestamp":"2026-01-02T00:00:02"`, "2026-01-02T00:00:02"},
+		{"createdAt before timeCreated", `"timeCreated":"2026-01-04T00:00:04","createdAt":"2026-01-03T00:00:03","created_time":"2026-01-05T00:00:05"`, "2026-01-03T00:00:03"},
+		{"timeCreated before created_time", `"created_time":"2026-01-05T00:00:05","timeCreated":"2026-01-04T00:00:04"`, "2026-01-04T00:00:04"},
+		{"empty alias skipped", `"time_created":"","timestamp":"2026-01-02T00:00:02"`, "2026-01-02T00:00:02"},
+		{"metadata time_created", `"metadata":{"time_created":"2026-02-01T00:00:01"}`, "2026-02-01T00:00:01"},
+		{"metadata created_time", `"metadata":{"created_time":"2026-02-05T00:00:05"}`, "2026-02-05T00:00:05"},
+		{"metadata alias order", `"metadata":{"created_time":"2026-02-05T00:00:05","timestamp":"2026-02-02T00:00:02"}`, "2026-02-02T00:00:02"},
+		{"top level before metadata", `"created_time":"2026-01-05T00:00:05","metadata":{"time_created":"2026-02-01T00:00:01"}`, "2026-01-05T00:00:05"},
+		{"metadata used when top level empty", `"timestamp":"","metadata":{"timestamp":"2026-02-02T00:00:02"}`, "2026-02-02T00:00:02"},
+		{"created_at beats metadata", `"created_at":"2026-01-09T09:09:09","metadata":{"time_created":"2026-02-01T00:00:01"}`, "2026-01-09T09:09:09"},
 		{"unix seconds", `"created_at":1781921400`, "2026-06-20T02:10:00Z"},
 		{"unix seconds fraction", `"created_at":1781921400.9`, "2026-06-20T02:10:00Z"},
 		{"unix milliseconds", `"created_at":1781921400123`, "2026-06-20T02:10:00Z"},
@@ -472,37 +514,58 @@ func TestParseMessagesIDs(t *testing.T) {
 
 func TestSanitizeForSave(t *testing.T) {
 	const (
-		text      = `{"type":"text","text":"keep me"}`
-		toolUse   = `{"type":"tool_use","id":"t1","name":"search","input":{"q":"x"}}`
-		toolRes   = `{"type":"tool_result","id":"t1","name":"search","output":[{"type":"text","text":"RECALLED"}]}`
-		toolRes2  = `{"type":"tool_result","id":"t2","name":["odd"],"output":"RECALLED"}`
-		data64    = `{"type":"data","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
-		image64   = `{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"/9j/4AAQ"}}`
-		audio64   = `{"type":"audio","source":{"type":"base64","media_type":"audio/wav","data":"UklGRg=="}}`
-		odd64     = `{"type":"data","text":5,"source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
-		dataURL   = `{"type":"data","source":{"type":"url","media_type":"image/png","url":"https://example.com/a.png"}}`
-		imageURL  = `{"type":"image","source":{"type":"url","url":"https://example.com/b.jpg"}}`
-		thinking  = `{"type":"thinking","thinking":"hmm"}`
-		unknownOK = `{"type":"video","source":"https://example.com/v.mp4"}`
+		text     = `{"type":"text","text":"keep me"}`
+		toolUse  = `{"type":"tool_use","id":"t1","name":"search","input":{"q":"x"}}`
+		toolRes  = `{"type":"tool_result","id":"t1","name":"search","output":[{"type":"text","text":"RECALLED"}]}`
+		toolRes2 = `{"type":"tool_result","id":"t2","name":["odd"],"output":"RECALLED"}`
+		data64   = `{"type":"data","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
+		image64  = `{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"/9j/4AAQ"}}`
+		audio64  = `{"type":"audio","source":{"type":"base64","media_type":"audio/wav","data":"UklGRg=="}}`
+		odd64    = `{"type":"data","text":5,"source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
+		dataURL  = `{"type":"data","source":{"type":"url","media_type":"image/png","url":"https://example.com/a.png"}}`
+		imageURL = `{"type":"image","source":{"type":"url","url":"https://example.com/b.jpg"}}`
+		thinking = `{"type":"thinking","thinking":"hmm"}`
+		unknown  = `{"type":"video","source":"https://example.com/v.mp4"}`
+		document = `{"type":"document","source":{"type":"text","data":"x"}}`
+		toolCall = `{"type":"tool_call","id":"t1","name":"search","input":"{\"q\":\"x\"}"}`
+		callObj  = `{"type":"tool_call","id":"t3","name":"run","input":{"cmd":"ls"}}`
+		callNoID = `{"type":"tool_use","name":"run"}`
+		hint     = `{"type":"hint","hint":"think"}`
+		redacted = `{"type":"redacted_thinking","data":"xx"}`
+		// what AgentScope's message model accepts instead
+		imageData = `{"type":"data","source":{"type":"url","url":"https://example.com/b.jpg","media_type":"image/*"}}`
+		callMap   = `{"type":"tool_call","id":"t3","name":"run","input":"{\"cmd\":\"ls\"}"}`
+		callNoMap = `{"type":"tool_call","id":"call-m1-0","name":"run","input":"{}"}`
 	)
 	tests := []struct {
 		name string
+		role string // default assistant
 		in   []string
 		want []string
 	}{
-		{"text only", []string{text}, []string{text}},
-		{"drops tool results", []string{text, toolRes, toolUse, toolRes2}, []string{text, toolUse}},
-		{"drops base64 data and image", []string{data64, text, image64, audio64}, []string{text}},
-		{"drops base64 with odd fields", []string{odd64, text}, []string{text}},
-		{"keeps url sources", []string{dataURL, imageURL, text}, []string{dataURL, imageURL, text}},
-		{"keeps other blocks", []string{thinking, unknownOK}, []string{thinking, unknownOK}},
-		{"empty message keeps envelope", []string{toolRes, data64}, []string{}},
-		{"no content", nil, []string{}},
+		{"text only", "", []string{text}, []string{text}},
+		{"drops tool results, maps tool_use", "", []string{text, toolRes, toolUse, toolRes2}, []string{text, toolCall}},
+		{"tool_call input becomes a JSON string", "", []string{callObj, toolCall}, []string{callMap, toolCall}},
+		{"tool call without id or input", "", []string{callNoID}, []string{callNoMap}},
+		{"tool calls only from the assistant", "user", []string{toolUse, toolCall, text}, []string{text}},
+		{"drops base64 data and image", "", []string{data64, text, image64, audio64}, []string{text}},
+		{"drops base64 with odd fields", "", []string{odd64, text}, []string{text}},
+		{"keeps url sources, image becomes data", "user", []string{dataURL, imageURL, text}, []string{dataURL, imageData, text}},
+		{"system keeps text only", "system", []string{dataURL, thinking, text}, []string{text}},
+		{"thinking and hints are the assistant's", "", []string{thinking, hint, redacted}, []string{thinking, hint}},
+		{"no thinking in user messages", "user", []string{thinking, hint, text}, []string{text}},
+		{"drops blocks AgentScope does not know", "", []string{unknown, document, text}, []string{text}},
+		{"empty message keeps envelope", "", []string{toolRes, data64}, []string{}},
+		{"no content", "", nil, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			role := tt.role
+			if role == "" {
+				role = "assistant"
+			}
 			in := Message{
-				Name: "bot", Role: "assistant", ID: "m1", CreatedAt: "2026-06-20T10:00:00",
+				Name: "bot", Role: role, ID: "m1", CreatedAt: "2026-06-20T10:00:00",
 				Metadata: json.RawMessage(`{"k":"v"}`), Usage: json.RawMessage(`{"n":1}`),
 			}
 			for _, b := range tt.in {
@@ -801,7 +864,7 @@ func TestSaveDialogNeverStoresBase64(t *testing.T) {
 			}
 		}
 	}
-	for _, good := range []string{"look at this", "https://example.com/x.png", `"type":"tool_use"`} {
+	for _, good := range []string{"look at this", "https://example.com/x.png", `{"type":"tool_call","id":"t1","name":"search","input":"{\"q\":\"x\"}"}`} {
 		if !strings.Contains(raw, good) {
 			t.Errorf("file lost %q:\n%s", good, raw)
 		}

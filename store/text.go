@@ -32,7 +32,10 @@ func (e Encoding) String() string {
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // DecodeText decodes file bytes as ReMe does: UTF-8 (a BOM is stripped),
-// else GBK, which is what Chinese Windows tools write.
+// else GBK, which is what Chinese Windows tools write. A file that is
+// UTF-8 but for a character cut at its very end (a truncated download, a
+// log cut at a byte count) is UTF-8: the cut character is left out. Bytes
+// that are neither keep what UTF-8 can make of them.
 func DecodeText(b []byte) (string, Encoding) {
 	if bytes.HasPrefix(b, bom) {
 		return string(b[len(bom):]), UTF8BOM
@@ -40,12 +43,31 @@ func DecodeText(b []byte) (string, Encoding) {
 	if utf8.Valid(b) {
 		return string(b), UTF8
 	}
+	if n := cutRuneTail(b); n > 0 && utf8.Valid(b[:len(b)-n]) {
+		return string(b[:len(b)-n]), UTF8
+	}
 	out, err := simplifiedchinese.GBK.NewDecoder().Bytes(b)
-	if err != nil {
-		// Not GBK either: keep what UTF-8 can make of it rather than fail.
+	// The decoder turns bytes that are not GBK into U+FFFD, which GBK
+	// cannot encode: one in the output means the input was not GBK.
+	if err != nil || bytes.ContainsRune(out, utf8.RuneError) {
 		return string(bytes.ToValidUTF8(b, []byte("\uFFFD"))), UTF8
 	}
 	return string(out), GBK
+}
+
+// cutRuneTail is the length of an incomplete UTF-8 sequence at the end of
+// b (the start of a character whose remaining bytes are missing), or 0.
+func cutRuneTail(b []byte) int {
+	for n := 1; n < utf8.UTFMax && n <= len(b); n++ {
+		c := b[len(b)-n]
+		if utf8.RuneStart(c) {
+			if c >= 0xC0 && !utf8.FullRune(b[len(b)-n:]) {
+				return n
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // EncodeText encodes s back into the file's original encoding.

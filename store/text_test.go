@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -51,6 +52,29 @@ func TestDecodeText(t *testing.T) {
 				t.Fatalf("EncodeText round trip = %x, want %x", back, tt.in)
 			}
 		})
+	}
+}
+
+// TestDecodeTextCutTail: a UTF-8 file cut in the middle of its last
+// character is still UTF-8 (it used to decode as GBK mojibake), and bytes
+// that are neither UTF-8 nor GBK are never passed off as GBK.
+func TestDecodeTextCutTail(t *testing.T) {
+	full := []byte(strings.Repeat("中文笔记的内容。", 40))
+	for cut := 1; cut < 3; cut++ {
+		b := full[:len(full)-cut]
+		got, enc := DecodeText(b)
+		if enc != UTF8 || got != string(full[:len(full)-3]) {
+			t.Errorf("cut %d byte(s): %v %q…", cut, enc, TruncateRunes(got, 10, ""))
+		}
+	}
+	// a bad byte in the middle is not a cut tail
+	mid := append(append([]byte("中文"), 0xE4), "笔记"...)
+	if got, enc := DecodeText(mid); enc == UTF8 && !strings.ContainsRune(got, utf8.RuneError) {
+		t.Errorf("broken middle decoded as clean UTF-8: %q", got)
+	}
+	// neither UTF-8 nor GBK: shown with U+FFFD, not claimed as GBK
+	if got, enc := DecodeText([]byte{'a', 0xFF, 0xFF, 'b'}); enc != UTF8 || got != "a\uFFFD\uFFFDb" && got != "a\uFFFDb" {
+		t.Errorf("garbage = %q, %v", got, enc)
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ErrMaxSteps means the model was still calling tools when the step budget
@@ -41,6 +43,11 @@ type AgentConfig struct {
 	Temperature *float64
 	// Logger receives one line per step and tool call; nil discards.
 	Logger *slog.Logger
+	// RequireToolCall makes a run that ends without a single tool call
+	// fail with ErrNoToolCalls, for tasks whose only useful outcome is a
+	// tool call. Without it, a text answer is a valid end (a model may
+	// decide that there is nothing to do).
+	RequireToolCall bool
 }
 
 // ToolCallRecord is one tool call the model made and what came of it.
@@ -74,8 +81,13 @@ type AgentResult struct {
 // model; tool calls are validated, run in order and answered with one tool
 // message each; a reply without tool calls ends the run. Bad arguments,
 // unknown tools and tool errors go back to the model as "Error: ..." so that
-// it can correct itself; only a Client error, ctx ending or the step budget
-// stop the run, and then the partial result is returned with the error.
+// it can correct itself. Arguments that are not JSON at all get one repair:
+// if the very next reply again holds malformed arguments, the run stops with
+// ErrToolArguments. A model that writes a tool call as text instead of
+// making it (a server without tool support does that) ends the run with
+// ErrNoToolCalls, as does a run with RequireToolCall that calls no tool.
+// A Client error, ctx ending or the step budget stop the run too; the
+// partial result is always returned with the error.
 func RunAgent(ctx context.Context, c Client, cfg AgentConfig) (*AgentResult, error) {
 	log := cfg.Logger
 	if log == nil {
@@ -112,6 +124,9 @@ func RunAgent(ctx context.Context, c Client, cfg AgentConfig) (*AgentResult, err
 	}
 	res.Transcript = append(res.Transcript, cfg.Messages...)
 
+	// repairAsked is set when the previous step had arguments that were
+	// not JSON, so that a second such step in a row ends the run.
+	repairAsked := false
 	for step := 1; step <= maxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("agent step %d: %w", step, err)
@@ -142,8 +157,25 @@ func RunAgent(ctx context.Context, c Client, cfg AgentConfig) (*AgentResult, err
 
 		if len(reply.ToolCalls) == 0 {
 			res.Text = reply.lastText()
+			if len(res.ToolCalls) == 0 && len(defs) > 0 {
+				if name := textualToolCall(reply.Text(), defs); name != "" {
+					return res, fmt.Errorf("%w: it wrote a call to %s as text instead of calling the tool; the server or the model does not support tool calls", ErrNoToolCalls, name)
+				}
+				if cfg.RequireToolCall {
+					return res, fmt.Errorf("%w: it answered without calling %s", ErrNoToolCalls, toolNames(defs))
+				}
+			}
 			return res, nil
 		}
+		if repairAsked {
+			for _, call := range reply.ToolCalls {
+				if err := decodeJSON(call.Arguments, new(any)); err != nil {
+					return res, fmt.Errorf("%w: %s at step %d, again after being asked to repair them: %v",
+						ErrToolArguments, call.Name, step, err)
+				}
+			}
+		}
+		repairAsked = false
 		for _, call := range reply.ToolCalls {
 			if err := ctx.Err(); err != nil {
 				return res, fmt.Errorf("agent step %d: %w", step, err)
@@ -156,6 +188,10 @@ func RunAgent(ctx context.Context, c Client, cfg AgentConfig) (*AgentResult, err
 			default:
 				if err := validateArgs(t.schema, call.Arguments); err != nil {
 					rec.Error = fmt.Sprintf("invalid arguments for %s: %v", call.Name, err)
+					if errors.Is(err, errNotJSON) {
+						rec.Error += ". Call " + call.Name + " again with its arguments as one JSON object, quotes and newlines inside strings escaped"
+						repairAsked = true
+					}
 					break
 				}
 				out, err := t.Run(ctx, call.Arguments)
@@ -186,4 +222,46 @@ func RunAgent(ctx context.Context, c Client, cfg AgentConfig) (*AgentResult, err
 		}
 	}
 	return res, fmt.Errorf("%w within %d steps", ErrMaxSteps, maxSteps)
+}
+
+// toolNames lists tool names for a message: "a", "a or b", "a, b or c".
+func toolNames(defs []Tool) string {
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// textualCallMarkers are the tags that chat templates wrap tool calls in;
+// seen in a text answer, they mean the server did not parse the call.
+var textualCallMarkers = []string{"<tool_call>", "<|tool_call|>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_calls_section_begin|>", "<tool_calls>"}
+
+// textualToolCall returns the name of an offered tool that text calls in
+// writing instead of through the API: "daily_write(name=...)" as the prompt
+// shows it, {"name": "daily_write", "arguments": ...} as a JSON tool call,
+// or a chat template's tool-call tag. It returns "" when there is none.
+func textualToolCall(text string, defs []Tool) string {
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	for _, d := range defs {
+		if d.Name == "" {
+			continue
+		}
+		q := regexp.QuoteMeta(d.Name)
+		re := regexp.MustCompile(`(?:^|[^\w.])` + q + `\s*\(\s*(?:\)|[\w"'{])|"(?:name|function|tool|tool_name)"\s*:\s*"` + q + `"`)
+		if re.MatchString(text) {
+			return d.Name
+		}
+	}
+	for _, m := range textualCallMarkers {
+		if strings.Contains(text, m) {
+			return "a tool (" + m + ")"
+		}
+	}
+	return ""
 }

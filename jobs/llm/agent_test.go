@@ -124,7 +124,7 @@ func TestRunAgentFeedsErrorsBack(t *testing.T) {
 		{
 			name:     "not JSON",
 			first:    call("a", "daily_write", `{"name": "x",`),
-			wantMsg:  "Error: invalid arguments for daily_write: arguments are not valid JSON: unexpected EOF",
+			wantMsg:  "Error: invalid arguments for daily_write: arguments are not valid JSON: unexpected EOF. Call daily_write again with its arguments as one JSON object, quotes and newlines inside strings escaped",
 			wantRuns: 1,
 		},
 		{
@@ -325,7 +325,7 @@ func TestRunAgentOverCohere(t *testing.T) {
 	)
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c, _ := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.Logger = logger })
+	c, _ := newTestCohere(t, srv.URL(), func(cfg *llm.Config) { cfg.Logger = logger })
 	tool := &recordingTool{out: "wrote it"}
 	res, err := llm.RunAgent(t.Context(), c, llm.AgentConfig{
 		System:   "sys",
@@ -400,5 +400,98 @@ func TestServeFakeCohereScript(t *testing.T) {
 	}
 	if len(tool.calls) != 1 || !json.Valid([]byte(tool.calls[0])) || !strings.Contains(tool.calls[0], `"name":"cold-remedies"`) {
 		t.Errorf("tool calls = %q", tool.calls)
+	}
+}
+
+// TestRunAgentRepairsMalformedArgumentsOnce: arguments that are not JSON get
+// one repair request; a second malformed reply in a row ends the run with
+// ErrToolArguments, for the caller's fallback.
+func TestRunAgentRepairsMalformedArgumentsOnce(t *testing.T) {
+	bad := call("a", "daily_write", `{"name": "x", "content": "line one`)
+	tests := []struct {
+		name      string
+		replies   []*llm.Response
+		wantErr   error
+		wantSteps int
+		wantRuns  int
+	}{
+		{"repaired", []*llm.Response{llmtest.ToolCallReply(bad), llmtest.ToolCallReply(call("b", "daily_write", goodArgs)), llmtest.TextReply("Done.")}, nil, 3, 1},
+		{"malformed twice", []*llm.Response{llmtest.ToolCallReply(bad), llmtest.ToolCallReply(call("b", "daily_write", `{name: "x"}`)), llmtest.TextReply("never asked")}, llm.ErrToolArguments, 2, 0},
+		// Each malformed call gets its own repair when a good step separates them.
+		{"malformed, good, malformed", []*llm.Response{
+			llmtest.ToolCallReply(bad), llmtest.ToolCallReply(call("b", "daily_write", goodArgs)),
+			llmtest.ToolCallReply(bad), llmtest.ToolCallReply(call("c", "daily_write", goodArgs)), llmtest.TextReply("Done."),
+		}, nil, 5, 2},
+		// A schema error is not malformed JSON: it may be corrected over several steps.
+		{"schema errors are not limited to one repair", []*llm.Response{
+			llmtest.ToolCallReply(call("a", "daily_write", `{"name":"x"}`)), llmtest.ToolCallReply(call("b", "daily_write", `{"name":"x","description":"d"}`)),
+			llmtest.ToolCallReply(call("c", "daily_write", goodArgs)), llmtest.TextReply("Done."),
+		}, nil, 4, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := &recordingTool{out: "written"}
+			sc := llmtest.NewScripted(tt.replies...)
+			res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
+				Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "remember")},
+				Tools:    []llm.AgentTool{{Tool: writeTool, Run: tool.run}},
+			})
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if res.Steps != tt.wantSteps || len(tool.calls) != tt.wantRuns {
+				t.Errorf("steps, tool runs = %d, %d; want %d, %d", res.Steps, len(tool.calls), tt.wantSteps, tt.wantRuns)
+			}
+			if tt.wantErr != nil && !strings.Contains(err.Error(), "again after being asked to repair them") {
+				t.Errorf("error text = %q", err)
+			}
+		})
+	}
+}
+
+// TestRunAgentDetectsModelsThatDoNotCallTools covers servers that pass the
+// tools to a model that cannot use them: the call comes back as text.
+func TestRunAgentDetectsModelsThatDoNotCallTools(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		require bool
+		called  bool // a real tool call came first
+		wantErr bool
+	}{
+		{name: "prompt-style call", text: `daily_write(name="cold-remedies", description="Remedies", content="Ginger tea.")`, wantErr: true},
+		{name: "JSON call in a fence", text: "```json\n{\"name\": \"daily_write\", \"arguments\": {\"name\": \"x\"}}\n```", wantErr: true},
+		{name: "template tag", text: `<tool_call>{"name":"daily_write","arguments":{}}</tool_call>`, wantErr: true},
+		{name: "llama tag", text: `<|python_tag|>{"type":"function"}`, wantErr: true},
+		{name: "a skip is fine", text: "Only greetings; nothing worth remembering."},
+		{name: "mentioning the tool is fine", text: "I did not use daily_write because nothing was worth keeping."},
+		{name: "after a real call, prose about it is fine", text: `Created it with daily_write(name="cold-remedies").`, called: true},
+		{name: "required but skipped", text: "Nothing to do.", require: true, wantErr: true},
+		{name: "required and called", text: "Done.", require: true, called: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var replies []*llm.Response
+			if tt.called {
+				replies = append(replies, llmtest.ToolCallReply(call("a", "daily_write", goodArgs)))
+			}
+			replies = append(replies, llmtest.TextReply(tt.text))
+			sc := llmtest.NewScripted(replies...)
+			tool := &recordingTool{out: "written"}
+			res, err := llm.RunAgent(t.Context(), sc, llm.AgentConfig{
+				Messages:        []llm.Message{llm.TextMessage(llm.RoleUser, "remember")},
+				Tools:           []llm.AgentTool{{Tool: writeTool, Run: tool.run}, {Tool: readTool, Run: tool.run}},
+				RequireToolCall: tt.require,
+			})
+			if got := errors.Is(err, llm.ErrNoToolCalls); got != tt.wantErr || (!tt.wantErr && err != nil) {
+				t.Fatalf("error = %v, want ErrNoToolCalls: %v", err, tt.wantErr)
+			}
+			if res == nil || res.Text != tt.text {
+				t.Errorf("result text = %+v, want the model's answer kept", res)
+			}
+			if tt.wantErr && tt.require && !strings.Contains(err.Error(), "answered without calling daily_write or read") {
+				t.Errorf("error text = %q", err)
+			}
+		})
 	}
 }

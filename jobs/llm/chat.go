@@ -1,12 +1,50 @@
-// Package llm is the only way reme's jobs talk to language models: a
-// provider-neutral chat interface, a Cohere implementation, a small tool-using
-// agent loop and deterministic fakes for tests.
+// Package llm is the only way reme talks to language models:
+// provider-neutral chat, embedding and rerank interfaces, their Cohere and
+// OpenAI-compatible implementations, and a small tool-using agent loop.
+// Deterministic fakes for tests live in llmtest.
 package llm
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+)
+
+var (
+	// ErrNoAPIKey is returned by the Cohere constructors when no API key is
+	// configured.
+	ErrNoAPIKey = errors.New("no cohere api key: set COHERE_API_KEY")
+	// ErrInvalidConfig means a Config cannot work: a base URL that is not
+	// an http(s) URL, a negative batch size, ...
+	ErrInvalidConfig = errors.New("invalid model configuration")
+	// ErrUnauthorized means the API key was rejected (401, 403, 498).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrRateLimited means the API kept answering 429 after every retry.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrServer means the API kept failing with 5xx after every retry.
+	ErrServer = errors.New("server error")
+	// ErrTimeout means no complete answer arrived within the per-request
+	// timeout, on every attempt. It is not context.DeadlineExceeded: the
+	// caller's context is still alive, only the server was too slow.
+	ErrTimeout = errors.New("timeout")
+	// ErrBadRequest means the API rejected the request (4xx other than auth
+	// and rate limits): unknown model, invalid message sequence, ...
+	ErrBadRequest = errors.New("bad request")
+	// ErrBadResponse means a 2xx answer that is not a usable response.
+	ErrBadResponse = errors.New("bad response")
+	// ErrNoToolCalls means that the model does not call tools where the
+	// job needs it to: the server rejected the tools, the model wrote its
+	// call as text, or a run that required a tool call ended without one.
+	// Local servers often lack tool support for a model; the job's fallback
+	// applies.
+	ErrNoToolCalls = errors.New("the model does not call tools")
+	// ErrToolArguments means the model sent tool arguments that are not
+	// valid JSON again after being told what was wrong.
+	ErrToolArguments = errors.New("the model sent malformed tool arguments")
+	// ErrInvalidRequest means the Request cannot be expressed for the
+	// provider (an image in a system message, a tool message without id, ...).
+	ErrInvalidRequest = errors.New("invalid request")
 )
 
 // Role says who wrote a message.
@@ -114,6 +152,29 @@ func (m Message) lastText() string {
 		}
 	}
 	return ""
+}
+
+// messageParts returns the texts of m's text parts and whether it carries
+// images, refusing what no provider takes: a part with both text and an
+// image, images outside user messages, tool calls outside assistant ones.
+func messageParts(m Message) (texts []string, hasImg bool, err error) {
+	for _, p := range m.Parts {
+		if p.Text != "" && p.ImageURL != "" {
+			return nil, false, errors.New("part has both text and image_url")
+		}
+		if p.ImageURL != "" {
+			hasImg = true
+		} else {
+			texts = append(texts, p.Text)
+		}
+	}
+	if hasImg && m.Role != RoleUser {
+		return nil, false, errors.New("only user messages may carry images")
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return nil, false, errors.New("only assistant messages may carry tool calls")
+	}
+	return texts, hasImg, nil
 }
 
 // hasImage reports whether any message carries an image part.

@@ -6,41 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"math/rand/v2"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	cohere "github.com/cohere-ai/cohere-go/v2"
 	"github.com/cohere-ai/cohere-go/v2/option"
 	coherev2 "github.com/cohere-ai/cohere-go/v2/v2"
-)
-
-var (
-	// ErrNoAPIKey is returned by NewCohere when no API key is configured.
-	ErrNoAPIKey = errors.New("no cohere api key: set COHERE_API_KEY")
-	// ErrUnauthorized means the API key was rejected (401, 403, 498).
-	ErrUnauthorized = errors.New("unauthorized")
-	// ErrRateLimited means the API kept answering 429 after every retry.
-	ErrRateLimited = errors.New("rate limited")
-	// ErrServer means the API kept failing with 5xx after every retry.
-	ErrServer = errors.New("server error")
-	// ErrTimeout means no complete answer arrived within the per-request
-	// timeout, on every attempt. It is not context.DeadlineExceeded: the
-	// caller's context is still alive, only the server was too slow.
-	ErrTimeout = errors.New("timeout")
-	// ErrBadRequest means the API rejected the request (4xx other than auth
-	// and rate limits): unknown model, invalid message sequence, ...
-	ErrBadRequest = errors.New("bad request")
-	// ErrBadResponse means a 2xx answer that is not a usable chat response.
-	ErrBadResponse = errors.New("bad response")
-	// ErrInvalidRequest means the Request cannot be expressed for the
-	// provider (an image in a system message, a tool message without id, ...).
-	ErrInvalidRequest = errors.New("invalid request")
 )
 
 const (
@@ -50,7 +21,8 @@ const (
 	// carries images, which DefaultModel cannot read.
 	DefaultVisionModel = "command-a-vision-07-2025"
 
-	defaultCohereURL  = "https://api.cohere.com"
+	// DefaultCohereURL is Cohere's API.
+	DefaultCohereURL  = "https://api.cohere.com"
 	defaultTimeout    = 120 * time.Second
 	defaultMaxRetries = 3
 	backoffBase       = time.Second
@@ -58,383 +30,111 @@ const (
 	// Retry-After is honoured up to this long; a longer wait is better
 	// reported as an error than spent blocking a one-shot command.
 	retryAfterCap = 60 * time.Second
-	// Chat answers are a few KB; the cap only guards memory.
-	maxResponseBytes = 8 << 20
+	// Chat answers are a few KB and a batch of embeddings a few MB; the
+	// cap only guards memory.
+	maxResponseBytes = 16 << 20
 	// Server messages quoted in errors are cut to this length.
 	maxServerMessage = 300
 )
 
-// CohereConfig configures NewCohere.
-type CohereConfig struct {
-	APIKey string
-	// BaseURL defaults to https://api.cohere.com; the SDK appends /v2/chat.
-	BaseURL string
-	// Timeout bounds each attempt, reading the body included. 0 means 120s,
-	// a negative value means no per-request limit.
-	Timeout time.Duration
-	// MaxRetries is how many times a 429, 5xx or timeout is retried. 0 means
-	// 3 (so up to 4 attempts), a negative value disables retries.
-	MaxRetries int
-	// HTTPClient defaults to a client with http.DefaultTransport.
-	HTTPClient *http.Client
-	// Logger receives retries and per-attempt diagnostics; nil discards.
-	Logger *slog.Logger
-	// Sleep waits between retries; nil means a timer that returns early with
-	// ctx.Err() when ctx ends. Tests inject a recorder.
-	Sleep func(ctx context.Context, d time.Duration) error
-}
-
 // Cohere is a Client for Cohere's Chat v2 API. It is safe for concurrent use.
 type Cohere struct {
-	// sdk is the v2 chat client; the umbrella client package would pull in
-	// the AWS SDK for Bedrock, which reme does not need.
-	sdk        *coherev2.Client
-	apiKey     string
-	baseURL    string
-	httpClient *http.Client
-	timeout    time.Duration
-	maxRetries int
-	log        *slog.Logger
-	sleep      func(ctx context.Context, d time.Duration) error
+	*transport
+	// sdk is the v2 client; the umbrella client package would pull in the
+	// AWS SDK for Bedrock, which reme does not need.
+	sdk         *coherev2.Client
+	model       string
+	visionModel string
 }
 
 var _ Client = (*Cohere)(nil)
 
-// NewCohere returns a Cohere client. It makes no request.
-func NewCohere(cfg CohereConfig) (*Cohere, error) {
-	if strings.TrimSpace(cfg.APIKey) == "" {
-		return nil, ErrNoAPIKey
+// NewCohere returns a Cohere chat client. It makes no request.
+func NewCohere(cfg Config) (*Cohere, error) {
+	t, sdk, err := newCohereTransport(cfg)
+	if err != nil {
+		return nil, err
 	}
-	c := &Cohere{
-		apiKey:     cfg.APIKey,
-		httpClient: cfg.HTTPClient,
-		timeout:    cfg.Timeout,
-		maxRetries: cfg.MaxRetries,
-		log:        cfg.Logger,
-		sleep:      cfg.Sleep,
+	c := &Cohere{transport: t, sdk: sdk, model: cfg.Model, visionModel: cfg.VisionModel}
+	if c.model == "" {
+		c.model = DefaultModel
 	}
-	if c.httpClient == nil {
-		c.httpClient = &http.Client{}
+	if c.visionModel == "" {
+		c.visionModel = DefaultVisionModel
 	}
-	if c.timeout == 0 {
-		c.timeout = defaultTimeout
-	}
-	if c.maxRetries == 0 {
-		c.maxRetries = defaultMaxRetries
-	}
-	if c.maxRetries < 0 {
-		c.maxRetries = 0
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	if c.sleep == nil {
-		c.sleep = sleepContext
-	}
-	baseURL := strings.TrimRight(cfg.BaseURL, "/")
-	if baseURL == "" {
-		baseURL = defaultCohereURL
-	}
-	clientName := "reme"
-	c.baseURL = baseURL
-	c.sdk = coherev2.NewClient(
-		option.WithToken(cfg.APIKey),
-		option.WithBaseURL(baseURL),
-		option.WithHTTPClient(c.httpClient),
-		option.WithClientName(&clientName),
-		// The SDK's own retries sleep without watching ctx; ours do.
-		option.WithMaxAttempts(1),
-	)
 	return c, nil
 }
 
-// String describes the client without its API key, so that printing it by
+// newCohereTransport checks cfg and returns the transport and SDK client
+// that every Cohere client uses.
+func newCohereTransport(cfg Config) (*transport, *coherev2.Client, error) {
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, nil, ErrNoAPIKey
+	}
+	t, err := newTransport(cfg, DefaultCohereURL, "COHERE_API_KEY")
+	if err != nil {
+		return nil, nil, err
+	}
+	clientName := "reme"
+	opts := []option.RequestOption{
+		option.WithToken(cfg.APIKey),
+		option.WithBaseURL(t.base),
+		option.WithHTTPClient(t.httpClient),
+		option.WithClientName(&clientName),
+		// The SDK's own retries sleep without watching ctx; ours do.
+		option.WithMaxAttempts(1),
+	}
+	return t, coherev2.NewClient(opts...), nil
+}
+
+// cohereCall is the per-request options of one attempt: its HTTP client,
+// and the base URL's query, which the SDK takes per request only.
+func (t *transport) cohereCall(doer *recordingDoer) []option.RequestOption {
+	opts := []option.RequestOption{option.WithHTTPClient(doer)}
+	if len(t.query) > 0 {
+		opts = append(opts, option.WithQueryParameters(t.query))
+	}
+	return opts
+}
+
+// String describes the client without its secrets, so that printing it by
 // accident leaks nothing.
-func (c *Cohere) String() string { return "cohere client for " + c.baseURL }
-
-// String hides the API key when the config is printed.
-func (cfg CohereConfig) String() string {
-	return fmt.Sprintf("{APIKey:%s BaseURL:%s Timeout:%s MaxRetries:%d}", redacted(cfg.APIKey), cfg.BaseURL, cfg.Timeout, cfg.MaxRetries)
-}
-
-// GoString hides the API key from %#v as well.
-func (cfg CohereConfig) GoString() string { return "llm.CohereConfig" + cfg.String() }
-
-// LogValue hides the API key when the config is logged.
-func (cfg CohereConfig) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("api_key", redacted(cfg.APIKey)),
-		slog.String("base_url", cfg.BaseURL),
-		slog.Duration("timeout", cfg.Timeout),
-		slog.Int("max_retries", cfg.MaxRetries),
-	)
-}
-
-func redacted(key string) string {
-	if key == "" {
-		return "(none)"
-	}
-	return "[redacted]"
-}
-
-// APIError is an error answer from the Cohere API. It unwraps to one of
-// ErrUnauthorized, ErrRateLimited, ErrServer, ErrBadRequest, ErrTimeout or
-// ErrBadResponse.
-type APIError struct {
-	// StatusCode is the HTTP status, 0 for timeouts.
-	StatusCode int
-	// Message is the server's explanation, shortened, with the API key
-	// removed should the server echo it.
-	Message string
-	// Attempts is how many requests were made.
-	Attempts int
-	kind     error
-	hint     string
-}
-
-func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.kind.Error())
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, " (%d)", e.StatusCode)
-	}
-	if e.hint != "" {
-		b.WriteString(": ")
-		b.WriteString(e.hint)
-	}
-	if e.Attempts > 1 {
-		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
-	}
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	}
-	return b.String()
-}
-
-func (e *APIError) Unwrap() error { return e.kind }
-
-// retryable reports whether another attempt may succeed.
-func (e *APIError) retryable() bool {
-	return e.kind == ErrRateLimited || e.kind == ErrServer || e.kind == ErrTimeout
-}
+func (c *Cohere) String() string { return "cohere client for " + c.shown }
 
 // Chat sends req to Cohere's /v2/chat, retrying rate limits, server errors
 // and timeouts with exponential backoff.
 func (c *Cohere) Chat(ctx context.Context, req Request) (*Response, error) {
-	creq, err := toCohereRequest(req)
+	creq, err := toCohereRequest(req, c.model, c.visionModel)
 	if err != nil {
 		return nil, fmt.Errorf("cohere chat: %w", err)
 	}
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("cohere chat: %w", err)
+	var resp *Response
+	err = c.do(ctx, "cohere chat", creq.Model, func(ctx context.Context, doer *recordingDoer) error {
+		cresp, err := c.sdk.Chat(ctx, creq, c.cohereCall(doer)...)
+		if err != nil {
+			return err
 		}
-		start := time.Now()
-		resp, retryAfter, err := c.attempt(ctx, creq)
-		if err == nil {
-			c.log.DebugContext(ctx, "cohere chat", "model", creq.Model, "attempt", attempt,
-				"duration", time.Since(start), "finish_reason", resp.FinishReason,
-				"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
-			return resp, nil
+		resp, err = fromCohereResponse(cresp)
+		if err != nil {
+			return &APIError{kind: ErrBadResponse, Message: err.Error()}
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("cohere chat: %w", ctxErr)
-		}
-		var apiErr *APIError
-		if !errors.As(err, &apiErr) {
-			return nil, fmt.Errorf("cohere chat: %w", err)
-		}
-		apiErr.Attempts = attempt
-		if !apiErr.retryable() || attempt > c.maxRetries {
-			return nil, fmt.Errorf("cohere chat: %w", apiErr)
-		}
-		delay := backoff(attempt)
-		if retryAfter > 0 {
-			delay = min(retryAfter, retryAfterCap)
-		}
-		c.log.WarnContext(ctx, "cohere chat: retrying", "model", creq.Model, "attempt", attempt,
-			"status", apiErr.StatusCode, "error", apiErr.kind.Error(), "delay", delay)
-		if err := c.sleep(ctx, delay); err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("cohere chat: %w", ctxErr)
-			}
-			return nil, fmt.Errorf("cohere chat: wait before retry: %w", err)
-		}
-	}
-}
-
-// attempt makes one request. It returns the Retry-After delay the server
-// asked for, if any.
-func (c *Cohere) attempt(ctx context.Context, creq *cohere.V2ChatRequest) (*Response, time.Duration, error) {
-	actx := ctx
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	rec := &recordingDoer{client: c.httpClient}
-	cresp, err := c.sdk.Chat(actx, creq, option.WithHTTPClient(rec))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-		var se *statusError
-		if errors.As(err, &se) {
-			return nil, se.retryAfter, c.statusToError(se)
-		}
-		var ne net.Error
-		if actx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
-			hint := "the HTTP client timed out"
-			if c.timeout > 0 {
-				hint = fmt.Sprintf("no answer within %s", c.timeout)
-			}
-			return nil, 0, &APIError{kind: ErrTimeout, hint: hint}
-		}
-		if rec.gotBody {
-			// The body arrived whole, so the SDK could not decode it.
-			return nil, 0, &APIError{kind: ErrBadResponse, Message: c.clean(err.Error())}
-		}
-		// Transport errors name the URL, never the Authorization header.
-		return nil, 0, err
-	}
-	resp, err := fromCohereResponse(cresp)
-	if err != nil {
-		return nil, 0, &APIError{kind: ErrBadResponse, Message: c.clean(err.Error())}
-	}
-	return resp, 0, nil
-}
-
-func (c *Cohere) statusToError(se *statusError) *APIError {
-	e := &APIError{StatusCode: se.status, Message: c.clean(serverMessage(se.body))}
-	switch {
-	case se.status == http.StatusUnauthorized || se.status == 498:
-		e.kind, e.hint = ErrUnauthorized, "check COHERE_API_KEY"
-	case se.status == http.StatusForbidden:
-		e.kind, e.hint = ErrUnauthorized, "check COHERE_API_KEY and its permissions"
-	case se.status == http.StatusTooManyRequests:
-		e.kind = ErrRateLimited
-	case se.status == http.StatusRequestTimeout:
-		e.kind = ErrTimeout
-	case se.status >= 500:
-		e.kind = ErrServer
-	default:
-		e.kind = ErrBadRequest
-	}
-	return e
-}
-
-// clean makes server-provided text safe to show: one line, short, and
-// without the API key should a proxy or server echo it back.
-func (c *Cohere) clean(s string) string {
-	s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxServerMessage {
-		s = s[:maxServerMessage] + "..."
-	}
-	return s
-}
-
-// serverMessage extracts the "message" of a Cohere error body, falling back
-// to the raw body.
-func serverMessage(body []byte) string {
-	var v struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(body, &v) == nil && v.Message != "" {
-		return v.Message
-	}
-	return string(body)
-}
-
-// backoff returns the delay before retry number attempt (1-based): 1s, 2s,
-// 4s, ... capped, with ±20% jitter so that parallel jobs spread out.
-func backoff(attempt int) time.Duration {
-	d := backoffBase << min(attempt-1, 10)
-	d = min(d, backoffCap)
-	jitter := time.Duration(rand.Int64N(int64(d)*2/5+1)) - d/5
-	return d + jitter
-}
-
-// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
-func parseRetryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
 		return nil
-	}
-}
-
-// statusError carries a non-2xx answer out of the SDK before its retrier
-// sees it, so that the SDK never sleeps and the status, headers and body
-// reach our classification intact.
-type statusError struct {
-	status     int
-	body       []byte
-	retryAfter time.Duration
-}
-
-func (e *statusError) Error() string { return fmt.Sprintf("http status %d", e.status) }
-
-// recordingDoer is the SDK's HTTP client for one attempt. It reads the whole
-// body under the attempt's context so the timeout covers slow bodies too.
-type recordingDoer struct {
-	client  *http.Client
-	gotBody bool
-}
-
-func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.client.Do(req)
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read response: %w", err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &statusError{
-			status:     resp.StatusCode,
-			body:       body,
-			retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
-		}
-	}
-	if len(body) > maxResponseBytes {
-		return nil, &APIError{kind: ErrBadResponse, Message: fmt.Sprintf("body larger than %d bytes", maxResponseBytes)}
-	}
-	d.gotBody = true
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	c.log.DebugContext(ctx, "cohere chat done", "model", creq.Model, "finish_reason", resp.FinishReason,
+		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
 	return resp, nil
 }
 
 // toCohereRequest maps a Request onto the SDK's v2 types.
-func toCohereRequest(req Request) (*cohere.V2ChatRequest, error) {
+func toCohereRequest(req Request, model, visionModel string) (*cohere.V2ChatRequest, error) {
 	out := &cohere.V2ChatRequest{Model: req.Model, Temperature: req.Temperature}
 	if out.Model == "" {
-		out.Model = DefaultModel
+		out.Model = model
 		if hasImage(req.Messages) {
-			out.Model = DefaultVisionModel
+			out.Model = visionModel
 		}
 	}
 	if req.MaxTokens > 0 {
@@ -462,23 +162,9 @@ func toCohereRequest(req Request) (*cohere.V2ChatRequest, error) {
 }
 
 func toCohereMessage(m Message) (*cohere.ChatMessageV2, error) {
-	var texts []string
-	hasImg := false
-	for _, p := range m.Parts {
-		if p.Text != "" && p.ImageURL != "" {
-			return nil, errors.New("part has both text and image_url")
-		}
-		if p.ImageURL != "" {
-			hasImg = true
-		} else {
-			texts = append(texts, p.Text)
-		}
-	}
-	if hasImg && m.Role != RoleUser {
-		return nil, errors.New("only user messages may carry images")
-	}
-	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return nil, errors.New("only assistant messages may carry tool calls")
+	texts, hasImg, err := messageParts(m)
+	if err != nil {
+		return nil, err
 	}
 	switch m.Role {
 	case RoleSystem:

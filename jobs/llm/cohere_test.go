@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -46,10 +44,10 @@ func (r *sleepRecorder) got() []time.Duration {
 	return append([]time.Duration(nil), r.delays...)
 }
 
-func newTestCohere(t *testing.T, baseURL string, mod func(*llm.CohereConfig)) (*llm.Cohere, *sleepRecorder) {
+func newTestCohere(t *testing.T, baseURL string, mod func(*llm.Config)) (*llm.Cohere, *sleepRecorder) {
 	t.Helper()
 	rec := &sleepRecorder{}
-	cfg := llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
+	cfg := llm.Config{APIKey: llmtest.FakeAPIKey, BaseURL: baseURL, Sleep: rec.sleep, Timeout: 5 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -138,27 +136,7 @@ func TestCohereGoldenRequests(t *testing.T) {
 			if len(reqs) != 1 {
 				t.Fatalf("server got %d requests, want 1", len(reqs))
 			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, reqs[0], "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			got.WriteByte('\n')
-			golden := filepath.Join("testdata", "golden", "request_"+tt.name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if diff := cmp.Diff(string(want), got.String()); diff != "" {
-				t.Errorf("request body mismatch (-golden +got):\n%s", diff)
-			}
+			checkGolden(t, "request_"+tt.name, reqs[0])
 		})
 	}
 }
@@ -323,7 +301,7 @@ func TestCohereErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) {
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.Config) {
 				cfg.MaxRetries = tt.maxRetries
 				if tt.timeout != 0 {
 					cfg.Timeout = tt.timeout
@@ -396,7 +374,7 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewFakeCohereServer(t, tt.replies...)
-			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.Timeout = 100 * time.Millisecond })
+			c, sleeps := newTestCohere(t, srv.URL(), func(cfg *llm.Config) { cfg.Timeout = 100 * time.Millisecond })
 			resp, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
 			if err != nil {
 				t.Fatal(err)
@@ -430,7 +408,7 @@ func TestCohereRetriesThenSucceeds(t *testing.T) {
 func TestCohereCancelDuringBackoff(t *testing.T) {
 	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Status: 500}, llmtest.FakeReply{Text: "never asked"})
 	// The real Sleep: the first Backoff is at least 800ms, cancel comes at 50ms.
-	c, err := llm.NewCohere(llm.CohereConfig{APIKey: llmtest.FakeAPIKey, BaseURL: srv.URL()})
+	c, err := llm.NewCohere(llm.Config{APIKey: llmtest.FakeAPIKey, BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +445,9 @@ func TestCohereCancelDuringRequest(t *testing.T) {
 	}
 }
 
-func TestCohereInvalidRequests(t *testing.T) {
+// TestInvalidRequests: what a provider cannot express is refused before
+// any request, in the same words by both clients.
+func TestInvalidRequests(t *testing.T) {
 	tests := []struct {
 		name string
 		req  llm.Request
@@ -480,27 +460,32 @@ func TestCohereInvalidRequests(t *testing.T) {
 		{"unknown role", llm.Request{Messages: []llm.Message{{Role: "developer", Parts: []llm.Part{{Text: "x"}}}}}, `unknown role "developer"`},
 		{"empty assistant", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant}}}, "no content and no tool calls"},
 		{"empty user", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser}}}, "no content"},
+		{"tool calls on a user message", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Text: "x"}}, ToolCalls: []llm.ToolCall{{ID: "a", Name: "b"}}}}}, "only assistant messages may carry tool calls"},
 		{"tool call without id", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{Name: "x"}}}}}, "tool call without id"},
 		{"bad parameters", llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "x")}, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}}, "parameters are not a JSON object"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.NewFakeCohereServer(t)
-			c, _ := newTestCohere(t, srv.URL(), nil)
-			_, err := c.Chat(t.Context(), tt.req)
-			if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
-			}
-			if n := len(srv.Requests()); n != 0 {
-				t.Errorf("server got %d requests, want none", n)
-			}
-		})
+	cohereSrv := llmtest.NewFakeCohereServer(t)
+	openAISrv := llmtest.NewFakeOpenAIServer(t)
+	cohere, _ := newTestCohere(t, cohereSrv.URL(), nil)
+	openAI, _ := newTestOpenAI(t, openAISrv.URL(), nil)
+	for _, c := range []llm.Client{cohere, openAI} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprint(c)+"/"+tt.name, func(t *testing.T) {
+				_, err := c.Chat(t.Context(), tt.req)
+				if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error = %v, want ErrInvalidRequest containing %q", err, tt.want)
+				}
+			})
+		}
+	}
+	if n := len(cohereSrv.Requests()) + len(openAISrv.Requests()); n != 0 {
+		t.Errorf("servers got %d requests, want none", n)
 	}
 }
 
 func TestNewCohereNeedsKey(t *testing.T) {
 	for _, key := range []string{"", "  "} {
-		if _, err := llm.NewCohere(llm.CohereConfig{APIKey: key}); !errors.Is(err, llm.ErrNoAPIKey) {
+		if _, err := llm.NewCohere(llm.Config{APIKey: key}); !errors.Is(err, llm.ErrNoAPIKey) {
 			t.Errorf("NewCohere(%q) error = %v, want ErrNoAPIKey", key, err)
 		}
 	}
@@ -539,7 +524,7 @@ func TestCohereNeverLeaksKey(t *testing.T) {
 
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := llm.CohereConfig{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
+	cfg := llm.Config{APIKey: key, BaseURL: srv.URL, MaxRetries: -1, Logger: logger, Sleep: (&sleepRecorder{}).sleep}
 	c, err := llm.NewCohere(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -644,4 +629,37 @@ func (spaces) Read(p []byte) (int, error) {
 		p[i] = ' '
 	}
 	return len(p), nil
+}
+
+// TestCohereHidesURLCredentials: a proxy URL with a token in its query
+// reaches the server with it, but neither that token nor the URL's user
+// information is ever shown.
+func TestCohereHidesURLCredentials(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		got = fmt.Sprintf("%s %s %s:%s", r.URL.Path, r.URL.RawQuery, user, pass)
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintf(w, `{"message":"upstream refused %s"}`, r.URL.RawQuery)
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://proxyuser:pw-SECRET-1@", 1) + "?token=tok-SECRET-2"
+	c, _ := newTestCohere(t, base, func(cfg *llm.Config) { cfg.MaxRetries = -1 })
+	_, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	if !errors.Is(err, llm.ErrServer) {
+		t.Fatalf("error = %v, want ErrServer", err)
+	}
+	if got != "/v2/chat token=tok-SECRET-2 :" {
+		t.Errorf("server saw %q, want the path and the query token", got)
+	}
+	down, _ := newTestCohere(t, "http://proxyuser:pw-SECRET-1@127.0.0.1:1?token=tok-SECRET-2", func(cfg *llm.Config) { cfg.MaxRetries = -1 })
+	_, downErr := down.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	for _, s := range []string{err.Error(), fmt.Sprint(downErr), c.String(), fmt.Sprint(llm.Config{BaseURL: base})} {
+		if strings.Contains(s, "SECRET") || strings.Contains(s, "proxyuser") {
+			t.Errorf("credentials shown: %s", s)
+		}
+	}
+	if downErr == nil || !strings.Contains(downErr.Error(), "http://***@127.0.0.1:1/v2/chat?token=***") {
+		t.Errorf("connection error = %v", downErr)
+	}
 }

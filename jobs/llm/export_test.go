@@ -1,5 +1,7 @@
 package llm
 
+import "encoding/json"
+
 // Internals that the external tests (package llm_test) check.
 var (
 	RetryAfterCap          = retryAfterCap
@@ -8,3 +10,12 @@ var (
 	Backoff                = backoff
 	MaxResponseBytes int64 = maxResponseBytes
 )
+
+// ParseOpenAIResponse decodes a chat completions answer as the client does.
+func ParseOpenAIResponse(body []byte) (*Response, error) {
+	var r oaResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	return fromOpenAIResponse(&r)
+}

@@ -87,7 +87,7 @@ func TestFakeCohereSetHandler(t *testing.T) {
 }
 func TestFakeCohereCloseEndsDelays(t *testing.T) {
 	srv := llmtest.NewFakeCohereServer(t, llmtest.FakeReply{Delay: time.Minute, Text: "late"})
-	c, _ := newTestCohere(t, srv.URL(), func(cfg *llm.CohereConfig) { cfg.MaxRetries = -1 })
+	c, _ := newTestCohere(t, srv.URL(), func(cfg *llm.Config) { cfg.MaxRetries = -1 })
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})

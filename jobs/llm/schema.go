@@ -27,6 +27,10 @@ type argSchema struct {
 	enum    []any
 }
 
+// errNotJSON marks arguments that are not JSON at all, as opposed to JSON
+// that misses the schema.
+var errNotJSON = errors.New("arguments are not valid JSON")
+
 var schemaTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
 
 // compileSchema parses a tool's parameter schema. Empty means "any object".
@@ -135,7 +139,7 @@ func compileNode(v any, at string) (*argSchema, error) {
 func validateArgs(s *argSchema, raw json.RawMessage) error {
 	var v any
 	if err := decodeJSON(raw, &v); err != nil {
-		return fmt.Errorf("arguments are not valid JSON: %w", err)
+		return fmt.Errorf("%w: %w", errNotJSON, err)
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return fmt.Errorf("arguments must be a JSON object, got %s", jsonType(v))

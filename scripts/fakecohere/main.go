@@ -1,9 +1,11 @@
-// Command fakecohere serves the Cohere v2 chat API locally with a model
-// that answers instantly, for measuring reme's own work in auto_memory:
-// it writes the card it is asked for, then sets tags. It prints its base
-// URL on stdout and serves until killed.
+// Command fakecohere serves the Cohere v2 chat API locally (or, with
+// -openai, the OpenAI-compatible one) with a model that answers instantly,
+// for measuring reme's own work in auto_memory: it writes the card it is
+// asked for, then sets tags. It prints its base URL on stdout and serves
+// until killed.
 //
 //	fakecohere -addr 127.0.0.1:0
+//	fakecohere -openai   # then: REME_LLM_PROVIDER=openai REME_LLM_BASE_URL=<url> REME_MODEL=fake REME_LLM_API_KEY=fake-openai-key-0123456789
 package main
 
 import (
@@ -26,16 +28,26 @@ var writeRE = regexp.MustCompile(`write\(path="([^"]+)"`)
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	openAI := flag.Bool("openai", false, "speak the OpenAI-compatible API (base URL ends in /v1) instead of Cohere's")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fake := llmtest.NewFakeCohere()
-	fake.SetHandler(reply)
-	fmt.Println("http://" + ln.Addr().String())
+	var handler http.Handler
+	url := "http://" + ln.Addr().String()
+	if *openAI {
+		fake := llmtest.NewFakeOpenAI()
+		fake.SetHandler(reply)
+		handler, url = fake, url+"/v1"
+	} else {
+		fake := llmtest.NewFakeCohere()
+		fake.SetHandler(reply)
+		handler = fake
+	}
+	fmt.Println(url)
 	os.Stdout.Sync()
-	log.Fatal(http.Serve(ln, fake))
+	log.Fatal(http.Serve(ln, handler))
 }
 
 // reply plays the model: on the first turn it calls the one tool that

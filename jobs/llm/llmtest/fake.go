@@ -2,20 +2,14 @@ package llmtest
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -25,8 +19,14 @@ import (
 // the last scripted reply was used.
 var ErrScriptExhausted = errors.New("scripted client: no reply left")
 
-// FakeAPIKey is the only API key the fake Cohere servers accept.
-const FakeAPIKey = "fake-cohere-key-0123456789"
+const (
+	// FakeAPIKey is the only API key the fake Cohere servers accept.
+	FakeAPIKey = "fake-cohere-key-0123456789"
+	// FakeOpenAIKey is the only API key the fake OpenAI-compatible servers
+	// accept; it differs from FakeAPIKey so that a test notices a key
+	// taken from the wrong variable.
+	FakeOpenAIKey = "fake-openai-key-0123456789"
+)
 
 // Scripted is a deterministic Client for tests: it answers with Responses in
 // order, or with Func when that is set, and records every request.
@@ -95,10 +95,12 @@ func (s *Scripted) Requests() []llm.Request {
 	return slices.Clone(s.requests)
 }
 
-// FakeReply is one scripted answer of a fake Cohere server. A zero Status
-// with an empty Body produces a Chat v2 response from Text, ToolPlan and
-// ToolCalls; otherwise Body is sent verbatim with Status (default 200), which
-// is how errors (401, 429, 500) and malformed answers are produced.
+// FakeReply is one scripted answer of a fake chat server. A zero Status
+// with an empty Body produces a chat response in the server's wire format
+// (Cohere Chat v2 or OpenAI chat completions) from Text, ToolPlan (Cohere
+// only) and ToolCalls; otherwise Body is sent verbatim with Status (default
+// 200), which is how errors (401, 429, 500) and malformed answers are
+// produced. One script therefore drives either fake.
 type FakeReply struct {
 	Text      string         `json:"text,omitempty"`
 	ToolPlan  string         `json:"tool_plan,omitempty"`
@@ -168,13 +170,14 @@ func (r FakeReply) validate() error {
 	return nil
 }
 
-// LoadFakeScript reads a fake Cohere script: a JSON array of replies, used in
+// LoadFakeScript reads a fake chat script: a JSON array of replies, used in
 // order, one per request. Keys of a reply (all optional):
 //
 //	text           assistant text
-//	tool_plan      Cohere's tool_plan
+//	tool_plan      Cohere's tool_plan (the OpenAI fake ignores it)
 //	tool_calls     [{"id": "...", "name": "daily_write", "arguments": {...}}]
 //	finish_reason  defaults to TOOL_CALL with tool calls, else COMPLETE
+//	               (tool_calls and stop for the OpenAI fake)
 //	input_tokens, output_tokens
 //	status         HTTP status, e.g. 401, 429, 500
 //	body           raw response body, e.g. "{not json"
@@ -221,273 +224,4 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil
-}
-
-// FakeCohere is an http.Handler speaking the Cohere Chat v2 wire format from
-// a script. It checks the path, method, bearer token (FakeAPIKey) and that
-// the body is a chat request; anything wrong is answered with a 4xx and, in
-// a FakeCohereServer, fails the test.
-type FakeCohere struct {
-	mu       sync.Mutex
-	replies  []FakeReply
-	next     int
-	handler  func(body []byte) FakeReply
-	requests []json.RawMessage
-	errorf   func(format string, args ...any)
-	done     chan struct{}
-	stop     sync.Once
-}
-
-// NewFakeCohere returns a handler answering with replies in order.
-func NewFakeCohere(replies ...FakeReply) *FakeCohere {
-	return &FakeCohere{replies: replies, done: make(chan struct{})}
-}
-
-// SetHandler makes h choose every following reply from the request body,
-// for scripts that depend on what was asked.
-func (f *FakeCohere) SetHandler(h func(body []byte) FakeReply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.handler = h
-}
-
-// Requests returns every request body received, in order.
-func (f *FakeCohere) Requests() []json.RawMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]json.RawMessage, len(f.requests))
-	for i, r := range f.requests {
-		out[i] = slices.Clone(r)
-	}
-	return out
-}
-
-// Close ends pending delays so that servers can shut down at once.
-func (f *FakeCohere) Close() {
-	f.stop.Do(func() { close(f.done) })
-}
-
-func (f *FakeCohere) fail(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := "fake cohere: " + fmt.Sprintf(format, args...)
-	if f.errorf != nil {
-		f.errorf("%s", msg)
-	}
-	writeJSON(w, status, map[string]string{"message": msg})
-}
-
-// ServeHTTP implements http.Handler.
-func (f *FakeCohere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		f.fail(w, http.StatusMethodNotAllowed, "method %s, want POST", r.Method)
-		return
-	}
-	if r.URL.Path != "/v2/chat" {
-		f.fail(w, http.StatusNotFound, "path %q, want /v2/chat", r.URL.Path)
-		return
-	}
-	// Never echo the header: a misconfigured test could be sending a real key.
-	if r.Header.Get("Authorization") != "Bearer "+FakeAPIKey {
-		f.fail(w, http.StatusUnauthorized, "missing or wrong Authorization bearer token")
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		f.fail(w, http.StatusBadRequest, "read body: %v", err)
-		return
-	}
-	var req struct {
-		Model    string            `json:"model"`
-		Messages []json.RawMessage `json:"messages"`
-	}
-	bad := json.Unmarshal(body, &req) != nil || req.Model == "" || len(req.Messages) == 0
-
-	f.mu.Lock()
-	f.requests = append(f.requests, body)
-	n := len(f.requests)
-	handler := f.handler
-	var reply FakeReply
-	ok := true
-	if handler == nil && !bad {
-		ok = f.next < len(f.replies)
-		if ok {
-			reply = f.replies[f.next]
-			f.next++
-		}
-	}
-	f.mu.Unlock()
-
-	if bad {
-		f.fail(w, http.StatusBadRequest, "request %d is not a chat request with model and messages", n)
-		return
-	}
-	if handler != nil {
-		reply = handler(body)
-	} else if !ok {
-		f.fail(w, http.StatusBadRequest, "no reply left for request %d (script has %d)", n, len(f.replies))
-		return
-	}
-	if err := reply.validate(); err != nil {
-		f.fail(w, http.StatusBadRequest, "reply for request %d: %v", n, err)
-		return
-	}
-
-	if reply.Delay > 0 {
-		t := time.NewTimer(reply.Delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		case <-f.done:
-			return
-		}
-	}
-	for k, v := range reply.Header {
-		w.Header().Set(k, v)
-	}
-	if reply.Status != 0 || reply.Body != "" {
-		status := cmp.Or(reply.Status, http.StatusOK)
-		if reply.Body == "" {
-			writeJSON(w, status, map[string]string{"message": http.StatusText(status)})
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, reply.Body)
-		return
-	}
-	writeJSON(w, http.StatusOK, wireResponse(reply, n))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(data)
-}
-
-type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type wireTokens struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-}
-
-type wireResp struct {
-	ID           string `json:"id"`
-	FinishReason string `json:"finish_reason"`
-	Message      struct {
-		Role      string           `json:"role"`
-		ToolPlan  string           `json:"tool_plan,omitempty"`
-		ToolCalls []wireToolCall   `json:"tool_calls,omitempty"`
-		Content   []map[string]any `json:"content,omitempty"`
-	} `json:"message"`
-	Usage struct {
-		BilledUnits wireTokens `json:"billed_units"`
-		Tokens      wireTokens `json:"tokens"`
-	} `json:"usage"`
-}
-
-// wireResponse renders a FakeReply the way Cohere's /v2/chat does.
-func wireResponse(r FakeReply, n int) wireResp {
-	var out wireResp
-	out.ID = "fake-" + strconv.Itoa(n)
-	out.Message.Role = "assistant"
-	out.Message.ToolPlan = r.ToolPlan
-	for i, tc := range r.ToolCalls {
-		var wc wireToolCall
-		wc.ID = tc.ID
-		if wc.ID == "" {
-			wc.ID = fmt.Sprintf("call_%d_%d", n, i)
-		}
-		wc.Type = "function"
-		wc.Function.Name = tc.Name
-		wc.Function.Arguments = fakeArguments(tc.Arguments)
-		out.Message.ToolCalls = append(out.Message.ToolCalls, wc)
-	}
-	if r.Text != "" || len(r.ToolCalls) == 0 {
-		out.Message.Content = []map[string]any{{"type": "text", "text": r.Text}}
-	}
-	out.FinishReason = r.FinishReason
-	if out.FinishReason == "" {
-		out.FinishReason = "COMPLETE"
-		if len(r.ToolCalls) > 0 {
-			out.FinishReason = "TOOL_CALL"
-		}
-	}
-	tokens := wireTokens{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
-	out.Usage.BilledUnits = tokens
-	out.Usage.Tokens = tokens
-	return out
-}
-
-func fakeArguments(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "{}"
-	}
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) == nil {
-		return buf.String()
-	}
-	return string(raw)
-}
-
-// FakeCohereServer is a FakeCohere behind an httptest.Server, closed when
-// the test ends. Protocol violations fail the test through t.Errorf.
-type FakeCohereServer struct {
-	*FakeCohere
-	srv *httptest.Server
-}
-
-// NewFakeCohereServer starts a fake Cohere server answering with replies in
-// order. Point CohereConfig.BaseURL at URL() and use FakeAPIKey.
-func NewFakeCohereServer(t testing.TB, replies ...FakeReply) *FakeCohereServer {
-	t.Helper()
-	for i, r := range replies {
-		if err := r.validate(); err != nil {
-			t.Fatalf("fake cohere reply %d: %v", i, err)
-		}
-	}
-	f := NewFakeCohere(replies...)
-	f.errorf = t.Errorf
-	s := &FakeCohereServer{FakeCohere: f, srv: httptest.NewServer(f)}
-	t.Cleanup(s.Close)
-	return s
-}
-
-// Close ends pending delays and shuts the server down; the test's cleanup
-// calls it too, so calling it early is optional.
-func (s *FakeCohereServer) Close() {
-	s.FakeCohere.Close()
-	s.srv.Close()
-}
-
-// URL is the server's base URL, for CohereConfig.BaseURL.
-func (s *FakeCohereServer) URL() string { return s.srv.URL }
-
-// ServeFakeCohere serves a scripted fake Cohere API on ln until the returned
-// server is closed; it is for harnesses without a testing.TB, such as
-// testscript commands. Protocol violations are answered with 4xx errors.
-func ServeFakeCohere(ln net.Listener, replies []FakeReply) *http.Server {
-	f := NewFakeCohere(replies...)
-	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
-	srv.RegisterOnShutdown(f.Close)
-	go srv.Serve(ln)
-	return srv
 }

@@ -1,10 +1,10 @@
-package jobs
-
-// The Claude Code side of auto_memory_cc: the Stop hook's stdin, finding the
-// session transcript, copying it into the workspace, and rendering it for
-// the model.
+// Package claudecode imports Claude Code sessions for auto_memory_cc: the
+// Stop hook's stdin, finding the session transcript, copying it into the
+// workspace, and rendering it for the model.
+package claudecode
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -19,72 +19,76 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// ErrNoTranscript is returned when a Claude Code session has no transcript
-// file where Claude Code keeps them.
-var ErrNoTranscript = errors.New("claude code transcript not found")
-
-const (
-	// claudeHookInputMax bounds what is read from the Stop hook's stdin.
-	claudeHookInputMax = 1 << 20
-	// claudeExcerpt is how many characters of a tool input or result reach
-	// the prompt.
-	claudeExcerpt = 200
-	// claudeCopyDir holds the workspace copies of Claude Code transcripts.
-	claudeCopyDir = store.SessionDir + "/claude_code"
+var (
+	// ErrNoTranscript is returned when a Claude Code session has no
+	// transcript file where Claude Code keeps them.
+	ErrNoTranscript = errors.New("claude code transcript not found")
+	// ErrTooLarge is returned for a transcript above the size limit.
+	ErrTooLarge = errors.New("too large")
 )
 
-// ClaudeHookInput is what the Stop hook sends on stdin.
-type ClaudeHookInput struct {
+const (
+	// hookInputMax bounds what is read from the Stop hook's stdin.
+	hookInputMax = 1 << 20
+	// excerptRunes is how many characters of a tool input or result reach
+	// the prompt.
+	excerptRunes = 200
+	// copyDir holds the workspace copies of Claude Code transcripts.
+	copyDir = store.SessionDir + "/claude_code"
+)
+
+// HookInput is what the Stop hook sends on stdin.
+type HookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	HookEventName  string `json:"hook_event_name"`
 	Cwd            string `json:"cwd"`
 }
 
-// ParseClaudeHookInput reads the hook's JSON (at most 1 MiB; unknown fields
+// ParseHookInput reads the hook's JSON (at most 1 MiB; unknown fields
 // are ignored) and checks that it names a valid session.
-func ParseClaudeHookInput(r io.Reader) (*ClaudeHookInput, error) {
-	data, err := io.ReadAll(io.LimitReader(r, claudeHookInputMax+1))
+func ParseHookInput(r io.Reader) (*HookInput, error) {
+	data, err := io.ReadAll(io.LimitReader(r, hookInputMax+1))
 	if err != nil {
 		return nil, fmt.Errorf("read hook input: %w", err)
 	}
-	if len(data) > claudeHookInputMax {
-		return nil, fmt.Errorf("%w: hook input is larger than 1 MiB", ErrInput)
+	if len(data) > hookInputMax {
+		return nil, fmt.Errorf("%w: hook input is larger than 1 MiB", store.ErrInput)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%w: hook input is empty (expected the Claude Code hook JSON on stdin)", ErrInput)
+		return nil, fmt.Errorf("%w: hook input is empty (expected the Claude Code hook JSON on stdin)", store.ErrInput)
 	}
 	if data[0] != '{' {
-		return nil, fmt.Errorf("%w: hook input is not a JSON object", ErrInput)
+		return nil, fmt.Errorf("%w: hook input is not a JSON object", store.ErrInput)
 	}
-	var in ClaudeHookInput
+	var in HookInput
 	if err := json.Unmarshal(data, &in); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("%w: hook input is not valid JSON (at byte %d): %v", ErrInput, syn.Offset, err)
+			return nil, fmt.Errorf("%w: hook input is not valid JSON (at byte %d): %v", store.ErrInput, syn.Offset, err)
 		}
-		return nil, fmt.Errorf("%w: hook input: %v", ErrInput, err)
+		return nil, fmt.Errorf("%w: hook input: %v", store.ErrInput, err)
 	}
 	if strings.TrimSpace(in.SessionID) == "" {
-		return nil, fmt.Errorf("%w: hook input has no session_id", ErrInput)
+		return nil, fmt.Errorf("%w: hook input has no session_id", store.ErrInput)
 	}
-	if err := ValidateSessionID(in.SessionID); err != nil {
+	if err := store.ValidateSessionID(in.SessionID); err != nil {
 		return nil, err
 	}
 	return &in, nil
 }
 
-// FindClaudeTranscript locates <configDir>/projects/*/<sessionID>.jsonl,
+// FindTranscript locates <configDir>/projects/*/<sessionID>.jsonl,
 // where configDir is $CLAUDE_CONFIG_DIR if set, else <home>/.claude (a
 // CLAUDE_CONFIG_DIR that already ends in "projects" is used as is, as ReMe
 // does). When several project folders hold the session, the most recently
 // modified file wins.
-func FindClaudeTranscript(sessionID string, getenv func(string) string, home string) (string, error) {
-	if err := ValidateSessionID(sessionID); err != nil {
+func FindTranscript(sessionID string, getenv func(string) string, home string) (string, error) {
+	if err := store.ValidateSessionID(sessionID); err != nil {
 		return "", err
 	}
-	projects, err := claudeProjectsDir(getenv, home)
+	projects, err := projectsDir(getenv, home)
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +117,7 @@ func FindClaudeTranscript(sessionID string, getenv func(string) string, home str
 	return best, nil
 }
 
-func claudeProjectsDir(getenv func(string) string, home string) (string, error) {
+func projectsDir(getenv func(string) string, home string) (string, error) {
 	dir := ""
 	if getenv != nil {
 		dir = strings.TrimSpace(getenv("CLAUDE_CONFIG_DIR"))
@@ -136,12 +140,12 @@ func claudeProjectsDir(getenv func(string) string, home string) (string, error) 
 	return filepath.Join(dir, "projects"), nil
 }
 
-// ClaudeCopyPath is the workspace copy of a Claude Code session transcript.
+// CopyPath is the workspace copy of a Claude Code session transcript.
 // The session id must have passed store.ValidateName.
-func ClaudeCopyPath(sessionID string) string { return claudeCopyDir + "/" + sessionID + ".jsonl" }
+func CopyPath(sessionID string) string { return copyDir + "/" + sessionID + ".jsonl" }
 
-// ClaudeEntry is one line of a Claude Code transcript.
-type ClaudeEntry struct {
+// Entry is one line of a Claude Code transcript.
+type Entry struct {
 	UUID, ParentUUID, Type, Timestamp string
 	IsMeta                            bool
 	// IsSidechain marks a subagent's conversation (its "user" turns are
@@ -153,97 +157,196 @@ type ClaudeEntry struct {
 	Raw                           json.RawMessage // the line exactly as in the transcript
 }
 
-// ClaudeCopy reports what CopyClaudeTranscript did.
-type ClaudeCopy struct {
-	Path         string        // workspace-relative path of the copy
-	Entries      []ClaudeEntry // every entry of the copy, old then new; the new ones are the last New
-	New          int           // entries appended by this call
-	SkippedLines int           // transcript lines that are not JSON objects (a line being written, or damage)
+// Copy reports what CopyTranscript did.
+type Copy struct {
+	Path string // workspace-relative path of the copy
+	// Entries are every entry of the copy, old then new; the new ones are
+	// the last New. Old entries carry no Raw line, and only user and
+	// assistant entries carry their Content: that is all rendering needs.
+	Entries      []Entry
+	New          int // entries appended by this call
+	SkippedLines int // transcript lines that are not JSON objects (a line being written, or damage)
+	// TornTail is set when the copy ended in a line cut by a crash; it was
+	// removed (its entry is copied again from the transcript).
+	TornTail bool
 }
 
 // NewEntries returns the entries this call added to the copy.
-func (c *ClaudeCopy) NewEntries() []ClaudeEntry { return c.Entries[len(c.Entries)-c.New:] }
+func (c *Copy) NewEntries() []Entry { return c.Entries[len(c.Entries)-c.New:] }
 
-// CopyClaudeTranscript appends to session/claude_code/<sid>.jsonl every
+// DefaultMaxTranscriptBytes bounds the transcript an import reads.
+const DefaultMaxTranscriptBytes = 256 << 20
+
+// CopyTranscript appends to session/claude_code/<sid>.jsonl every
 // transcript line that has a uuid the copy does not hold yet, verbatim and
-// in transcript order. Transcript lines that do not parse are skipped and
-// counted (Claude Code may be writing the last one); a line of the copy
-// that does not parse is an error, so nothing already saved is lost. When
-// nothing is new the copy is not touched. The caller holds the session's
-// lock: two concurrent copies could both append the same lines.
-func CopyClaudeTranscript(ws *store.Workspace, sessionID, transcriptPath string) (*ClaudeCopy, error) {
-	if err := ValidateSessionID(sessionID); err != nil {
+// in transcript order. Both files are read line by line. The transcript
+// must be a regular file of at most maxBytes (0 means
+// DefaultMaxTranscriptBytes); anything larger is refused with an error
+// that says so, before the copy changes. Transcript lines that do not
+// parse are skipped and counted (Claude Code may be writing the last one);
+// a line of the copy that does not parse is an error, so nothing already
+// saved is lost, except an unfinished last line, which a crash left and
+// which is cut away (its entry is still in the transcript). When nothing is
+// new the copy is not touched. The caller holds the session's lock: two
+// concurrent copies could both append the same lines.
+func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int64) (*Copy, error) {
+	if err := store.ValidateSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	rel, err := ws.Rel(ClaudeCopyPath(sessionID))
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxTranscriptBytes
+	}
+	rel, err := ws.Rel(CopyPath(sessionID))
 	if err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(transcriptPath)
+	src, err := os.Open(transcriptPath)
 	if err != nil {
 		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
-	old, err := os.ReadFile(ws.Abs(rel))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
-	res := &ClaudeCopy{Path: rel}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: claude code transcript %s is not a regular file", store.ErrInput, transcriptPath)
+	}
+	if fi.Size() > maxBytes {
+		return nil, fmt.Errorf("%w: claude code transcript %s is %d bytes, more than the limit of %d (auto_memory.max_transcript_bytes)",
+			ErrTooLarge, transcriptPath, fi.Size(), maxBytes)
+	}
+	res := &Copy{Path: rel}
 	seen := map[string]bool{}
-	for i, line := range bytes.Split(old, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		e, ok := parseClaudeLine(line)
-		if !ok {
-			return nil, fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, i+1)
-		}
-		if e.UUID != "" {
-			seen[e.UUID] = true
-		}
-		res.Entries = append(res.Entries, e)
+	good, endsInNewline, err := readCopy(ws.Abs(rel), rel, res, seen)
+	if err != nil {
+		return nil, err
 	}
 	var add bytes.Buffer
-	for _, line := range bytes.Split(src, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	// The limit also holds for a transcript that grows while it is read.
+	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, _ bool) error {
+		if int64(add.Len()) > maxBytes {
+			return fmt.Errorf("%w: claude code transcript %s grew past the limit of %d bytes while it was read (auto_memory.max_transcript_bytes)", ErrTooLarge, transcriptPath, maxBytes)
 		}
-		e, ok := parseClaudeLine(line)
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		e, ok := parseLine(line, true)
 		if !ok {
 			res.SkippedLines++
-			continue
+			return nil
 		}
 		if e.UUID == "" || seen[e.UUID] {
-			continue
+			return nil
 		}
 		seen[e.UUID] = true
 		res.Entries = append(res.Entries, e)
 		res.New++
 		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
 		add.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
-	if res.New == 0 {
+	if res.New == 0 && !res.TornTail {
 		return res, nil
 	}
-	if len(bytes.TrimSpace(old)) == 0 {
+	if good == 0 {
 		if err := ws.WriteFile(rel, add.Bytes()); err != nil {
 			return nil, err
 		}
 		return res, nil
 	}
 	data := add.Bytes()
-	if old[len(old)-1] != '\n' {
+	if !endsInNewline {
 		data = append([]byte{'\n'}, data...)
 	}
-	if err := claudeAppend(ws.Abs(rel), data); err != nil {
+	if err := appendLines(ws.Abs(rel), good, data); err != nil {
 		return nil, fmt.Errorf("append %s: %w", rel, err)
 	}
 	return res, nil
 }
 
-// claudeAppend appends and fsyncs; on failure it cuts the file back to its
-// old size so that a half-written line never stays behind.
-func claudeAppend(abs string, data []byte) error {
-	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_APPEND, 0)
+// readCopy reads the workspace copy line by line into res and seen. It
+// returns the length of the file up to its last complete entry (a torn
+// last line left by a crash is not counted, and res.TornTail is set) and
+// whether that part ends in a newline.
+func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
+	f, err := os.Open(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	defer f.Close()
+	n := 0
+	var pos int64
+	endsInNewline = true
+	err = eachLine(f, func(line []byte, complete bool) error {
+		n++
+		start := pos
+		pos += int64(len(line))
+		if complete {
+			pos++
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if start == good {
+				good = pos
+			}
+			return nil
+		}
+		e, ok := parseLine(line, false)
+		if !ok {
+			if !complete {
+				res.TornTail = true
+				return nil
+			}
+			return fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, n)
+		}
+		if e.UUID != "" {
+			seen[e.UUID] = true
+		}
+		res.Entries = append(res.Entries, e)
+		good, endsInNewline = pos, complete
+		return nil
+	})
+	return good, endsInNewline, err
+}
+
+// eachLine calls fn with every line of r, without its terminator;
+// complete is false for a last line that has no newline.
+func eachLine(r io.Reader, fn func(line []byte, complete bool) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			complete := line[len(line)-1] == '\n'
+			if complete {
+				line = line[:len(line)-1]
+			}
+			if ferr := fn(line, complete); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// appendLines cuts the file to size (dropping a torn tail), appends data
+// and fsyncs; on failure it cuts the file back so that a half-written line
+// never stays behind.
+func appendLines(abs string, size int64, data []byte) error {
+	f, err := os.OpenFile(abs, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -256,12 +359,15 @@ func claudeAppend(abs string, data []byte) error {
 		f.Close()
 		return errors.New("not a regular file")
 	}
-	_, werr := f.Write(data)
+	werr := f.Truncate(size)
+	if werr == nil {
+		_, werr = f.WriteAt(data, size)
+	}
 	if werr == nil {
 		werr = f.Sync()
 	}
 	if werr != nil {
-		_ = f.Truncate(fi.Size())
+		_ = f.Truncate(size)
 		_ = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {
@@ -270,13 +376,14 @@ func claudeAppend(abs string, data []byte) error {
 	return werr
 }
 
-// parseClaudeLine decodes one transcript line; ok is false when the line is
-// not a JSON object. Fields of an unexpected type are left empty.
-func parseClaudeLine(line []byte) (ClaudeEntry, bool) {
+// parseLine decodes one transcript line; ok is false when the line is
+// not a JSON object. Fields of an unexpected type are left empty. Raw is
+// kept only with keepRaw, and Content only for user and assistant entries.
+func parseLine(line []byte, keepRaw bool) (Entry, bool) {
 	line = bytes.TrimRight(line, "\r")
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-		return ClaudeEntry{}, false
+		return Entry{}, false
 	}
 	var head struct {
 		UUID             any             `json:"uuid"`
@@ -289,37 +396,42 @@ func parseClaudeLine(line []byte) (ClaudeEntry, bool) {
 		Message          json.RawMessage `json:"message"`
 	}
 	if json.Unmarshal(t, &head) != nil {
-		return ClaudeEntry{}, false
+		return Entry{}, false
 	}
-	e := ClaudeEntry{
-		UUID:             claudeString(head.UUID),
-		ParentUUID:       claudeString(head.ParentUUID),
-		Type:             claudeString(head.Type),
-		Timestamp:        claudeString(head.Timestamp),
+	e := Entry{
+		UUID:             asString(head.UUID),
+		ParentUUID:       asString(head.ParentUUID),
+		Type:             asString(head.Type),
+		Timestamp:        asString(head.Timestamp),
 		IsMeta:           head.IsMeta == true,
 		IsSidechain:      head.IsSidechain == true,
 		IsCompactSummary: head.IsCompactSummary == true,
-		Raw:              json.RawMessage(line),
+	}
+	if keepRaw {
+		e.Raw = json.RawMessage(line)
+	}
+	if e.Type != "user" && e.Type != "assistant" {
+		return e, true
 	}
 	var msg struct {
 		Role    any             `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
 	if len(head.Message) > 0 && head.Message[0] == '{' && json.Unmarshal(head.Message, &msg) == nil {
-		e.Role = claudeString(msg.Role)
+		e.Role = asString(msg.Role)
 		e.Content = msg.Content
 	}
 	return e, true
 }
 
-func claudeString(v any) string {
+func asString(v any) string {
 	s, _ := v.(string)
 	return s
 }
 
-// claudeInjected matches the wrappers Claude Code puts into user turns:
+// injected matches the wrappers Claude Code puts into user turns:
 // they are the harness talking, never the user.
-var claudeInjected = regexp.MustCompile(`(?s)` + strings.Join([]string{
+var injected = regexp.MustCompile(`(?s)` + strings.Join([]string{
 	`<system-reminder>.*?</system-reminder>`,
 	`<command-name>.*?</command-name>`,
 	`<command-message>.*?</command-message>`,
@@ -336,24 +448,24 @@ var claudeInjected = regexp.MustCompile(`(?s)` + strings.Join([]string{
 	`(?m:^\[Request interrupted by user[^\]\n]*\]$)`,
 }, "|"))
 
-var claudeBlankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
+var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
 
-// claudeStripInjected removes the injected wrappers and the blank lines
+// stripInjected removes the injected wrappers and the blank lines
 // they leave behind.
-func claudeStripInjected(s string) string {
+func stripInjected(s string) string {
 	for { // a removal can join the halves of another wrapper
-		t := claudeInjected.ReplaceAllString(s, "")
+		t := injected.ReplaceAllString(s, "")
 		if t == s {
 			break
 		}
 		s = t
 	}
-	s = claudeBlankLines.ReplaceAllString(s, "\n\n")
+	s = blankLines.ReplaceAllString(s, "\n\n")
 	return strings.TrimSpace(s)
 }
 
-// claudeBlock is the decoded form of a transcript content block.
-type claudeBlock struct {
+// block is the decoded form of a transcript content block.
+type block struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text"`
 	Name     string          `json:"name"`
@@ -363,13 +475,13 @@ type claudeBlock struct {
 	Thinking string          `json:"thinking"`
 }
 
-// claudeRendered is one entry's contribution to the prompt.
-type claudeRendered struct {
+// rendered is one entry's contribution to the prompt.
+type rendered struct {
 	lines    []string
 	toolOnly bool // every line is a tool call or a tool result
 }
 
-// RenderClaudeMessages turns transcript entries into messages for the model
+// RenderMessages turns transcript entries into messages for the model
 // prompt, one text block each:
 //   - only "user" and "assistant" entries with that message role count;
 //     isMeta, sidechain and compact-summary entries are dropped;
@@ -390,7 +502,7 @@ type claudeRendered struct {
 //
 // Name is the role, ID the entry's uuid and CreatedAt its timestamp (of the
 // first entry, for a merged message).
-func RenderClaudeMessages(entries []ClaudeEntry) []store.Message {
+func RenderMessages(entries []Entry) []store.Message {
 	var out []store.Message
 	var texts []string // text of out[i], grown by merges
 	for _, e := range entries {
@@ -403,7 +515,7 @@ func RenderClaudeMessages(entries []ClaudeEntry) []store.Message {
 		if e.IsMeta || e.IsSidechain || e.IsCompactSummary {
 			continue
 		}
-		r := renderClaudeContent(e.Role, e.Content)
+		r := renderContent(e.Role, e.Content)
 		if len(r.lines) == 0 {
 			continue
 		}
@@ -429,45 +541,45 @@ func RenderClaudeMessages(entries []ClaudeEntry) []store.Message {
 	return out
 }
 
-func renderClaudeContent(role string, content json.RawMessage) claudeRendered {
+func renderContent(role string, content json.RawMessage) rendered {
 	content = bytes.TrimSpace(content)
 	if len(content) == 0 {
-		return claudeRendered{}
+		return rendered{}
 	}
 	if content[0] == '"' {
 		var s string
 		if json.Unmarshal(content, &s) != nil {
-			return claudeRendered{}
+			return rendered{}
 		}
-		if t := claudeCleanText(role, s); t != "" {
-			return claudeRendered{lines: []string{t}}
+		if t := cleanText(role, s); t != "" {
+			return rendered{lines: []string{t}}
 		}
-		return claudeRendered{}
+		return rendered{}
 	}
 	var blocks []json.RawMessage
 	if json.Unmarshal(content, &blocks) != nil {
-		return claudeRendered{}
+		return rendered{}
 	}
-	r := claudeRendered{toolOnly: true}
+	r := rendered{toolOnly: true}
 	for _, raw := range blocks {
-		var b claudeBlock
+		var b block
 		if json.Unmarshal(raw, &b) != nil {
 			continue
 		}
 		switch b.Type {
 		case "text":
-			if t := claudeCleanText(role, b.Text); t != "" {
+			if t := cleanText(role, b.Text); t != "" {
 				r.lines = append(r.lines, t)
 				r.toolOnly = false
 			}
 		case "tool_use":
-			r.lines = append(r.lines, "[tool "+claudeOneLine(b.Name)+"("+claudeToolInput(b.Input)+")]")
+			r.lines = append(r.lines, "[tool "+oneLine(b.Name)+"("+toolInput(b.Input)+")]")
 		case "tool_result":
 			label := "tool result"
 			if b.IsError {
 				label = "tool error"
 			}
-			body := claudeExcerptOf(claudeStripInjected(claudeResultText(b.Content)))
+			body := excerptOf(stripInjected(resultText(b.Content)))
 			if body == "" {
 				body = "(no output)"
 			}
@@ -487,26 +599,26 @@ func renderClaudeContent(role string, content json.RawMessage) claudeRendered {
 	return r
 }
 
-func claudeCleanText(role, s string) string {
+func cleanText(role, s string) string {
 	if role == "user" {
-		return claudeStripInjected(s)
+		return stripInjected(s)
 	}
 	return strings.TrimSpace(s)
 }
 
-// claudeToolInput is the compact JSON of a tool call's input, cut to the
+// toolInput is the compact JSON of a tool call's input, cut to the
 // excerpt length.
-func claudeToolInput(in json.RawMessage) string {
+func toolInput(in json.RawMessage) string {
 	var buf bytes.Buffer
 	if len(in) == 0 || json.Compact(&buf, in) != nil {
 		return ""
 	}
-	return store.TruncateRunes(buf.String(), claudeExcerpt, "…")
+	return store.TruncateRunes(buf.String(), excerptRunes, "…")
 }
 
-// claudeResultText is the text of a tool result's content: a string, or a
+// resultText is the text of a tool result's content: a string, or a
 // list of blocks of which text counts and images show as [image].
-func claudeResultText(c json.RawMessage) string {
+func resultText(c json.RawMessage) string {
 	c = bytes.TrimSpace(c)
 	if len(c) == 0 {
 		return ""
@@ -515,7 +627,7 @@ func claudeResultText(c json.RawMessage) string {
 	if json.Unmarshal(c, &s) == nil {
 		return s
 	}
-	var blocks []claudeBlock
+	var blocks []block
 	if json.Unmarshal(c, &blocks) != nil {
 		return ""
 	}
@@ -531,9 +643,9 @@ func claudeResultText(c json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-// claudeExcerptOf puts s on one line and keeps its first 200 characters.
-func claudeExcerptOf(s string) string {
-	return store.TruncateRunes(claudeOneLine(s), claudeExcerpt, "…")
+// excerptOf puts s on one line and keeps its first 200 characters.
+func excerptOf(s string) string {
+	return store.TruncateRunes(oneLine(s), excerptRunes, "…")
 }
 
-func claudeOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

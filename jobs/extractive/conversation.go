@@ -1,22 +1,6 @@
-package jobs
-
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"regexp"
-	"sort"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/reme-dev/reme/store"
-)
-
-// The extractive distiller writes a card without a model: it is what
-// `reme auto_memory` uses when no model is configured, or when the model
-// failed and the user asked for --fallback extractive. It never
+// Package extractive distils cards without a model: it is what
+// `reme auto_memory` and `reme auto_resource` use when no model is
+// configured, or when the model failed and the fallback is extractive. It never
 // paraphrases: what the user said is copied verbatim (one line each), so a
 // newcomer gets exact numbers, names and wording without an API key. The
 // output is a pure function of its input (same messages, link and zone ->
@@ -50,9 +34,24 @@ import (
 // nothing to list holds a placeholder line (extNoStatements, extNoNotes)
 // so the shape stays the same; the link line is "Extracted without a
 // model." when there is no link.
+package extractive
 
-// ExtractiveCard is a card distilled without a model.
-type ExtractiveCard struct {
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/reme-dev/reme/store"
+)
+
+// Card is a card distilled without a model.
+type Card struct {
 	// Name is the file-name stem: lowercase-hyphenated salient terms of
 	// the user's messages ("rate-limiting-public-api"), or for a mostly
 	// CJK conversation the leading words of the first user request
@@ -102,18 +101,18 @@ func (it extItem) line() string {
 // Extract builds the card from a conversation. loc is the workspace time zone
 // (for rendering message times; nil means UTC), sessionLink the source
 // conversation wikilink such as "[[session/dialog/abc.jsonl]]".
-func Extract(msgs []store.Message, sessionLink string, loc *time.Location) ExtractiveCard {
+func Conversation(msgs []store.Message, sessionLink string, loc *time.Location) Card {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return ExtractiveCard{
+	return Card{
 		Name:        extName(msgs),
 		Description: extDescription(msgs),
 		Body:        extRenderBody(extStatements(msgs, loc), extNotes(msgs, loc), sessionLink),
 	}
 }
 
-// MergeExtractive updates an existing extractive card body with a newer
+// Merge updates an existing extractive card body with a newer
 // conversation: statements already present are kept once, new ones are
 // added in time order; returns the new body.
 //
@@ -127,7 +126,7 @@ func Extract(msgs []store.Message, sessionLink string, loc *time.Location) Extra
 // section is added before the next known section that exists, else at the
 // end; the source link line is added when the link is not mentioned yet.
 // Merging the same conversation twice changes nothing the second time.
-func MergeExtractive(existingBody string, msgs []store.Message, sessionLink string, loc *time.Location) string {
+func Merge(existingBody string, msgs []store.Message, sessionLink string, loc *time.Location) string {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -142,9 +141,9 @@ func MergeExtractive(existingBody string, msgs []store.Message, sessionLink stri
 	return doc.render()
 }
 
-// extSubstantive reports whether any user message says more than small
+// Substantive reports whether any user message says more than small
 // talk; a caller may skip writing a card when it does not.
-func extSubstantive(msgs []store.Message) bool {
+func Substantive(msgs []store.Message) bool {
 	return len(extUserTexts(msgs, true)) > 0
 }
 
@@ -472,10 +471,7 @@ func extCJKLead(s string) string {
 		r := rs[i]
 		switch {
 		case store.IsCJK(r):
-			j := i
-			for j < len(rs) && store.IsCJK(rs[j]) {
-				j++
-			}
+			j := extCJKRunEnd(rs, i)
 			run := rs[i:j]
 			if room := extMaxCJKName - han; len(run) > room {
 				run = extCutCJKRun(run, room)

@@ -1,4 +1,4 @@
-package jobs
+package extractive
 
 import (
 	"strings"
@@ -11,10 +11,10 @@ import (
 // exTurn is one message of a fuzzed conversation.
 type exTurn struct{ role, text string }
 
-// FuzzExtract feeds random message texts and stamps: Extract never
+// FuzzConversation feeds random message texts and stamps: Extract never
 // panics, the card keeps its shape with a valid name, two runs agree, and
 // merging the card with its own conversation changes nothing.
-func FuzzExtract(f *testing.F) {
+func FuzzConversation(f *testing.F) {
 	seeds := [][4]string{
 		{"hi", "Hello!", "thanks", "2026-06-20T09:00:00Z"},
 		{"I want rate limiting: 100 rps, burst 200.", "Use a token bucket.", "Use Retry-After.", "2023-01-19T08:00:00"},
@@ -35,24 +35,24 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, u1, a1, u2, ts string) {
 		msgs := []exTurn{{"user", u1}, {"assistant", a1}, {"user", u2}, {"assistant", u1}}
 		conv := exConv(msgs, ts)
-		c := Extract(conv, exLink, sh)
+		c := Conversation(conv, exLink, sh)
 		exCheckShape(t, c)
-		if again := Extract(exConv(msgs, ts), exLink, sh); again != c {
+		if again := Conversation(exConv(msgs, ts), exLink, sh); again != c {
 			t.Fatalf("two runs differ:\n%#v\n%#v", c, again)
 		}
-		if m := MergeExtractive(c.Body, conv, exLink, sh); m != c.Body {
+		if m := Merge(c.Body, conv, exLink, sh); m != c.Body {
 			t.Fatalf("merge with its own conversation changed the body:\n%q\nwas:\n%q", m, c.Body)
 		}
-		if m := MergeExtractive("", conv, exLink, sh); m != c.Body {
+		if m := Merge("", conv, exLink, sh); m != c.Body {
 			t.Fatalf("merge into an empty body differs from Extract:\n%q\n%q", m, c.Body)
 		}
 	})
 }
 
-// FuzzMergeExtractive feeds random existing bodies: the merge never
+// FuzzMerge feeds random existing bodies: the merge never
 // panics, keeps every non-blank line it was given, and a second merge of
 // the same conversation changes nothing.
-func FuzzMergeExtractive(f *testing.F) {
+func FuzzMerge(f *testing.F) {
 	seeds := []string{
 		"",
 		exEnglishBody,
@@ -70,11 +70,11 @@ func FuzzMergeExtractive(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body, text, ts string) {
 		conv := exConv([]exTurn{{"user", text}, {"assistant", text + " Noted."}, {"user", "Second point: " + text}}, ts)
-		got := MergeExtractive(body, conv, exLink, time.UTC)
+		got := Merge(body, conv, exLink, time.UTC)
 		if !strings.HasSuffix(got, "\n") {
 			t.Fatalf("no final newline: %q", got)
 		}
-		if again := MergeExtractive(got, conv, exLink, time.UTC); again != got {
+		if again := Merge(got, conv, exLink, time.UTC); again != got {
 			t.Fatalf("second merge changed the body:\n%q\nfirst:\n%q", again, got)
 		}
 		if strings.TrimSpace(body) == "" {

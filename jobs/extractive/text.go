@@ -1,4 +1,4 @@
-package jobs
+package extractive
 
 import (
 	"math"
@@ -52,6 +52,14 @@ var extStopWords = store.WordSet(`a about above after again against all also am 
 	although unless whether yet either neither instead
 	http https www com org net html`)
 
+// extCJKRunEnd is the end of the run of CJK characters that starts at i.
+func extCJKRunEnd(rs []rune, i int) int {
+	for i < len(rs) && store.IsCJK(rs[i]) {
+		i++
+	}
+	return i
+}
+
 // extIsSmallTalk reports whether a message is only greetings, thanks and
 // acknowledgements (in English or CJK); a message without any letter or
 // digit (an emoji, "...") is small talk too.
@@ -61,10 +69,7 @@ func extIsSmallTalk(s string) bool {
 		r := rs[i]
 		switch {
 		case store.IsCJK(r):
-			j := i
-			for j < len(rs) && store.IsCJK(rs[j]) {
-				j++
-			}
+			j := extCJKRunEnd(rs, i)
 			if !extAllPhrases(string(rs[i:j]), extCJKSmallTalk) {
 				return false
 			}

@@ -1,11 +1,11 @@
-package jobs
+package extractive
 
 import (
 	"regexp"
 	"strings"
 )
 
-// Parsing and updating an existing extractive body for MergeExtractive.
+// Parsing and updating an existing extractive body for Merge.
 // A body is read as a preamble and "## " sections; lines are kept as
 // they are unless a section has to change. Code fences are not tracked: a
 // line starting with "## " always opens a section, which keeps the parse

@@ -1,4 +1,4 @@
-package jobs
+package extractive
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ const exEnglishBody = `## Key statements
 Extracted without a model from [[session/dialog/abc.jsonl]].
 `
 
-func TestExtract(t *testing.T) {
+func TestConversation(t *testing.T) {
 	sh := exShanghai(t)
 	long := strings.Repeat("The cache must survive a restart of the worker pool. ", 8) +
 		strings.Repeat("Keep the eviction order stable across nodes ", 10) + "END"
@@ -186,7 +186,7 @@ func TestExtract(t *testing.T) {
 	hashName := regexp.MustCompile(`^conversation-[0-9a-f]{8}$`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Extract(tt.msgs, exLink, tt.loc)
+			c := Conversation(tt.msgs, exLink, tt.loc)
 			if tt.wantName == "" {
 				if !hashName.MatchString(c.Name) {
 					t.Errorf("Name = %q, want the conversation-<hash> fallback", c.Name)
@@ -214,15 +214,15 @@ func TestExtract(t *testing.T) {
 				}
 			}
 			exCheckShape(t, c)
-			if got, want := extSubstantive(tt.msgs), tt.name != "small talk only"; got != want {
-				t.Errorf("extSubstantive = %v, want %v", got, want)
+			if got, want := Substantive(tt.msgs), tt.name != "small talk only"; got != want {
+				t.Errorf("Substantive = %v, want %v", got, want)
 			}
 		})
 	}
 }
 
 // exCheckShape checks what every card must satisfy.
-func exCheckShape(t *testing.T, c ExtractiveCard) {
+func exCheckShape(t *testing.T, c Card) {
 	t.Helper()
 	if err := store.ValidateName(c.Name); err != nil || c.Name == "" {
 		t.Errorf("invalid name %q: %v", c.Name, err)
@@ -250,7 +250,7 @@ func exCheckShape(t *testing.T, c ExtractiveCard) {
 func TestExtractLongStatement(t *testing.T) {
 	sentence := "Partition the events table by month and keep 13 partitions online. "
 	long := strings.Repeat(sentence, 12)
-	c := Extract([]store.Message{exMsg("user", long, "2026-06-20T09:00:00Z")}, exLink, time.UTC)
+	c := Conversation([]store.Message{exMsg("user", long, "2026-06-20T09:00:00Z")}, exLink, time.UTC)
 	var stmt string
 	for _, l := range strings.Split(c.Body, "\n") {
 		if s, ok := strings.CutPrefix(l, "- [2026-06-20 09:00] "); ok {
@@ -266,7 +266,7 @@ func TestExtractLongStatement(t *testing.T) {
 	}
 	// CJK text without spaces is cut after 。 and gets a bare "…".
 	zh := strings.Repeat("把每个月的事件表单独分区并保留十三个分区在线。", 30)
-	c = Extract([]store.Message{exMsg("user", zh, "")}, exLink, time.UTC)
+	c = Conversation([]store.Message{exMsg("user", zh, "")}, exLink, time.UTC)
 	line := strings.SplitN(c.Body, "\n", 4)[2]
 	if !strings.HasPrefix(line, "- 把每个月") || !strings.HasSuffix(line, "在线。…") || utf8.RuneCountInString(line) > extMaxStatement+2 {
 		t.Errorf("CJK statement: %q", line)
@@ -279,26 +279,26 @@ func TestExtractLongStatement(t *testing.T) {
 func TestExtractDeterministic(t *testing.T) {
 	sh := exShanghai(t)
 	for _, msgs := range [][]store.Message{exEnglish(), nil, {exMsg("user", "你好", "")}} {
-		a := Extract(msgs, exLink, sh)
+		a := Conversation(msgs, exLink, sh)
 		cp := append([]store.Message(nil), msgs...)
-		b := Extract(cp, exLink, sh)
+		b := Conversation(cp, exLink, sh)
 		if a != b {
 			t.Errorf("two runs differ:\n%#v\n%#v", a, b)
 		}
-		if m := MergeExtractive(a.Body, msgs, exLink, sh); m != a.Body {
+		if m := Merge(a.Body, msgs, exLink, sh); m != a.Body {
 			t.Errorf("merging a card with its own conversation changed it:\n%s\nwas:\n%s", m, a.Body)
 		}
 	}
 	// The fallback name depends on the messages.
-	x := Extract([]store.Message{exMsg("user", "hi", "2026-06-20T09:00:00Z")}, exLink, time.UTC)
-	y := Extract([]store.Message{exMsg("user", "hello", "2026-06-20T09:00:00Z")}, exLink, time.UTC)
+	x := Conversation([]store.Message{exMsg("user", "hi", "2026-06-20T09:00:00Z")}, exLink, time.UTC)
+	y := Conversation([]store.Message{exMsg("user", "hello", "2026-06-20T09:00:00Z")}, exLink, time.UTC)
 	if x.Name == y.Name {
 		t.Errorf("different conversations share the fallback name %q", x.Name)
 	}
 }
 
 func TestExtractNoLink(t *testing.T) {
-	c := Extract(nil, "", nil)
+	c := Conversation(nil, "", nil)
 	if !strings.HasSuffix(c.Body, "## Source\n\nExtracted without a model.\n") {
 		t.Errorf("body without a link:\n%s", c.Body)
 	}
@@ -387,7 +387,7 @@ func TestStamp(t *testing.T) {
 	}
 }
 
-func TestMergeExtractive(t *testing.T) {
+func TestMerge(t *testing.T) {
 	existing := `## Key statements
 
 - [2026-06-20 09:14] I want rate limiting on the public API: 100 requests per second per key, burst of 200.
@@ -431,16 +431,16 @@ We chose token buckets over sliding windows.
 
 Extracted without a model from [[session/dialog/abc.jsonl]].
 `
-	got := MergeExtractive(existing, msgs, exLink, time.UTC)
+	got := Merge(existing, msgs, exLink, time.UTC)
 	if got != want {
 		t.Fatalf("merged body:\n%s\nwant:\n%s", got, want)
 	}
-	if again := MergeExtractive(got, msgs, exLink, time.UTC); again != got {
+	if again := Merge(got, msgs, exLink, time.UTC); again != got {
 		t.Errorf("second merge changed the body:\n%s", again)
 	}
 }
 
-func TestMergeExtractiveCases(t *testing.T) {
+func TestMergeCases(t *testing.T) {
 	one := []store.Message{exMsg("user", "Ship the CLI as one static binary.", "2026-06-20T10:00:00Z")}
 	tests := []struct {
 		name     string
@@ -478,7 +478,7 @@ func TestMergeExtractiveCases(t *testing.T) {
 				"\n\n## Source\n\nExtracted without a model from [[session/dialog/abc.jsonl]].\n",
 			msgs: one,
 			link: exLink,
-			want: Extract(one, exLink, time.UTC).Body,
+			want: Conversation(one, exLink, time.UTC).Body,
 		},
 		{
 			name: "hand edits: CRLF, untimed and starred bullets, continuation lines, another link",
@@ -514,11 +514,11 @@ func TestMergeExtractiveCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := MergeExtractive(tt.existing, tt.msgs, tt.link, time.UTC)
+			got := Merge(tt.existing, tt.msgs, tt.link, time.UTC)
 			if got != tt.want {
 				t.Fatalf("merged:\n%q\nwant:\n%q", got, tt.want)
 			}
-			if again := MergeExtractive(got, tt.msgs, tt.link, time.UTC); again != got {
+			if again := Merge(got, tt.msgs, tt.link, time.UTC); again != got {
 				t.Errorf("second merge changed the body:\n%q", again)
 			}
 		})

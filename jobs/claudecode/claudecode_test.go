@@ -1,4 +1,4 @@
-package jobs
+package claudecode
 
 import (
 	"bytes"
@@ -47,16 +47,16 @@ func claudeReadFixture(t *testing.T) []byte {
 	return b
 }
 
-// claudeFixtureEntries parses the fixture the way CopyClaudeTranscript does and
+// claudeFixtureEntries parses the fixture the way CopyTranscript does and
 // keeps the lines with a uuid.
-func claudeFixtureEntries(t *testing.T) []ClaudeEntry {
+func claudeFixtureEntries(t *testing.T) []Entry {
 	t.Helper()
-	var out []ClaudeEntry
+	var out []Entry
 	for _, line := range bytes.Split(claudeReadFixture(t), []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		e, ok := parseClaudeLine(line)
+		e, ok := parseLine(line, true)
 		if !ok {
 			t.Fatalf("fixture line does not parse: %.80s", line)
 		}
@@ -67,22 +67,22 @@ func claudeFixtureEntries(t *testing.T) []ClaudeEntry {
 	return out
 }
 
-func TestParseClaudeHookInput(t *testing.T) {
+func TestParseHookInput(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    *ClaudeHookInput
+		want    *HookInput
 		wantErr string
 	}{
 		{
 			name: "stop hook",
 			in:   `{"session_id":"abc","transcript_path":"/home/u/.claude/projects/-home-u-proj/abc.jsonl","hook_event_name":"Stop","cwd":"/home/u/proj","stop_hook_active":false}` + "\n",
-			want: &ClaudeHookInput{SessionID: "abc", TranscriptPath: "/home/u/.claude/projects/-home-u-proj/abc.jsonl", HookEventName: "Stop", Cwd: "/home/u/proj"},
+			want: &HookInput{SessionID: "abc", TranscriptPath: "/home/u/.claude/projects/-home-u-proj/abc.jsonl", HookEventName: "Stop", Cwd: "/home/u/proj"},
 		},
 		{
 			name: "only the session id, unknown fields",
 			in:   ` {"session_id":"` + claudeFixtureSID + `","permission_mode":"default","extra":{"a":[1,2]}} `,
-			want: &ClaudeHookInput{SessionID: claudeFixtureSID},
+			want: &HookInput{SessionID: claudeFixtureSID},
 		},
 		{name: "empty", in: "", wantErr: "hook input is empty"},
 		{name: "blank", in: " \n\t", wantErr: "hook input is empty"},
@@ -100,13 +100,13 @@ func TestParseClaudeHookInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseClaudeHookInput(strings.NewReader(tt.in))
+			got, err := ParseHookInput(strings.NewReader(tt.in))
 			if tt.wantErr != "" {
 				if err == nil {
 					t.Fatalf("got %+v, want an error containing %q", got, tt.wantErr)
 				}
-				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %q: want ErrInput and %q", err, tt.wantErr)
+				if !errors.Is(err, store.ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %q: want store.ErrInput and %q", err, tt.wantErr)
 				}
 				return
 			}
@@ -120,7 +120,7 @@ func TestParseClaudeHookInput(t *testing.T) {
 	}
 }
 
-func TestFindClaudeTranscript(t *testing.T) {
+func TestFindTranscript(t *testing.T) {
 	const sid = "abc-123"
 	type file struct {
 		path string // relative to the temp root
@@ -186,9 +186,9 @@ func TestFindClaudeTranscript(t *testing.T) {
 			wantErr: ErrNoTranscript,
 			errHas:  "{root}/cfg/projects does not exist",
 		},
-		{name: "session id with a slash", sid: "-p/abc-123", wantErr: ErrInput},
-		{name: "session id dot dot", sid: "..", wantErr: ErrInput},
-		{name: "empty session id", sid: "", wantErr: ErrInput},
+		{name: "session id with a slash", sid: "-p/abc-123", wantErr: store.ErrInput},
+		{name: "session id dot dot", sid: "..", wantErr: store.ErrInput},
+		{name: "empty session id", sid: "", wantErr: store.ErrInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,10 +215,10 @@ func TestFindClaudeTranscript(t *testing.T) {
 			}
 			getenv := func(k string) string { return env[k] }
 			sid := sid
-			if tt.sid != "" || tt.wantErr == ErrInput {
+			if tt.sid != "" || tt.wantErr == store.ErrInput {
 				sid = tt.sid
 			}
-			got, err := FindClaudeTranscript(sid, getenv, filepath.Join(root, "home"))
+			got, err := FindTranscript(sid, getenv, filepath.Join(root, "home"))
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("got %q, %v; want %v", got, err, tt.wantErr)
@@ -238,8 +238,8 @@ func TestFindClaudeTranscript(t *testing.T) {
 	}
 }
 
-func TestFindClaudeTranscriptNoHome(t *testing.T) {
-	_, err := FindClaudeTranscript("abc", func(string) string { return "" }, "")
+func TestFindTranscriptNoHome(t *testing.T) {
+	_, err := FindTranscript("abc", func(string) string { return "" }, "")
 	if !errors.Is(err, ErrNoTranscript) || !strings.Contains(err.Error(), "CLAUDE_CONFIG_DIR") {
 		t.Fatalf("got %v", err)
 	}
@@ -296,7 +296,7 @@ func claudeEntryLine(uuid, parent, ts, text string) string {
 	return string(b)
 }
 
-func TestCopyClaudeTranscript(t *testing.T) {
+func TestCopyTranscript(t *testing.T) {
 	fixture := claudeReadFixture(t)
 	wantFirst := claudeUUIDLines(t, fixture)
 	nFirst := bytes.Count(wantFirst, []byte("\n"))
@@ -309,7 +309,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	if err := os.WriteFile(transcript, fixture, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	copyAbs := ws.Abs(ClaudeCopyPath(claudeFixtureSID))
+	copyAbs := ws.Abs(CopyPath(claudeFixtureSID))
 	readCopy := func() []byte {
 		t.Helper()
 		b, err := os.ReadFile(copyAbs)
@@ -336,7 +336,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	}
 
 	// 1. First copy: every uuid line, verbatim, in order; the rest left out.
-	res, err := CopyClaudeTranscript(ws, claudeFixtureSID, transcript)
+	res, err := CopyTranscript(ws, claudeFixtureSID, transcript, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	l2 := claudeEntryLine("aa000002-0000-4000-8000-000000000002", "aa000001-0000-4000-8000-000000000001", "2026-06-20T09:20:05.000Z", "Thanks!")
 	claudeAppendTo(t, transcript, l1+"\n"+`{"type":"last-prompt","lastPrompt":"Thanks!"}`+"\n"+l2+"\n")
 	backdate()
-	res, err = CopyClaudeTranscript(ws, claudeFixtureSID, transcript)
+	res, err = CopyTranscript(ws, claudeFixtureSID, transcript, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	// 3. Nothing new: nothing written.
 	backdate()
 	before := readCopy()
-	res, err = CopyClaudeTranscript(ws, claudeFixtureSID, transcript)
+	res, err = CopyTranscript(ws, claudeFixtureSID, transcript, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	// 4. A line still being written is skipped and counted, then copied once complete.
 	l3 := claudeEntryLine("aa000003-0000-4000-8000-000000000003", "aa000002-0000-4000-8000-000000000002", "2026-06-20T09:21:00.000Z", "And add a metric for rejected requests.")
 	claudeAppendTo(t, transcript, l3[:len(l3)/2])
-	res, err = CopyClaudeTranscript(ws, claudeFixtureSID, transcript)
+	res, err = CopyTranscript(ws, claudeFixtureSID, transcript, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 		t.Fatal("a truncated line changed the copy")
 	}
 	claudeAppendTo(t, transcript, l3[len(l3)/2:]+"\n")
-	res, err = CopyClaudeTranscript(ws, claudeFixtureSID, transcript)
+	res, err = CopyTranscript(ws, claudeFixtureSID, transcript, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestCopyClaudeTranscript(t *testing.T) {
 	}
 }
 
-func TestCopyClaudeTranscriptCopyProblems(t *testing.T) {
+func TestCopyTranscriptCopyProblems(t *testing.T) {
 	line := func(n int) string {
 		return claudeEntryLine("bb00000"+string(rune('0'+n))+"-0000-4000-8000-000000000000", "", "2026-06-20T10:00:0"+string(rune('0'+n))+".000Z", "message")
 	}
@@ -462,7 +462,7 @@ func TestCopyClaudeTranscriptCopyProblems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := claudeNewWorkspace(t)
 			const sid = "sess-1"
-			abs := ws.Abs(ClaudeCopyPath(sid))
+			abs := ws.Abs(CopyPath(sid))
 			if tt.copy != "" {
 				if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 					t.Fatal(err)
@@ -475,7 +475,7 @@ func TestCopyClaudeTranscriptCopyProblems(t *testing.T) {
 			if err := os.WriteFile(tr, []byte(tt.transcript), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := CopyClaudeTranscript(ws, sid, tr)
+			_, err := CopyTranscript(ws, sid, tr, 0)
 			got, _ := os.ReadFile(abs)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -496,19 +496,19 @@ func TestCopyClaudeTranscriptCopyProblems(t *testing.T) {
 	}
 }
 
-func TestCopyClaudeTranscriptRefusesBadInput(t *testing.T) {
+func TestCopyTranscriptRefusesBadInput(t *testing.T) {
 	tests := []struct {
 		name    string
 		sid     string
 		missing bool // the transcript does not exist
 		wantErr error
 	}{
-		{name: "slash", sid: "../../etc/x", wantErr: ErrInput},
-		{name: "dot dot", sid: "..", wantErr: ErrInput},
-		{name: "subfolder", sid: "a/b", wantErr: ErrInput},
-		{name: "backslash", sid: `a\b`, wantErr: ErrInput},
-		{name: "reserved", sid: "COM1", wantErr: ErrInput},
-		{name: "empty", sid: "", wantErr: ErrInput},
+		{name: "slash", sid: "../../etc/x", wantErr: store.ErrInput},
+		{name: "dot dot", sid: "..", wantErr: store.ErrInput},
+		{name: "subfolder", sid: "a/b", wantErr: store.ErrInput},
+		{name: "backslash", sid: `a\b`, wantErr: store.ErrInput},
+		{name: "reserved", sid: "COM1", wantErr: store.ErrInput},
+		{name: "empty", sid: "", wantErr: store.ErrInput},
 		{name: "missing transcript", sid: "abc", missing: true, wantErr: fs.ErrNotExist},
 	}
 	for _, tt := range tests {
@@ -521,7 +521,7 @@ func TestCopyClaudeTranscriptRefusesBadInput(t *testing.T) {
 				}
 			}
 			before := claudeListTree(t, filepath.Dir(ws.Root))
-			_, err := CopyClaudeTranscript(ws, tt.sid, tr)
+			_, err := CopyTranscript(ws, tt.sid, tr, 0)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
 			}
@@ -556,11 +556,11 @@ func claudeMessageText(t *testing.T, m store.Message) string {
 	return m.Text()
 }
 
-func TestRenderClaudeFixture(t *testing.T) {
+func TestRenderFixture(t *testing.T) {
 	entries := claudeFixtureEntries(t)
-	msgs := RenderClaudeMessages(entries)
+	msgs := RenderMessages(entries)
 
-	byUUID := map[string]ClaudeEntry{}
+	byUUID := map[string]Entry{}
 	for _, e := range entries {
 		byUUID[e.UUID] = e
 	}
@@ -582,11 +582,11 @@ func TestRenderClaudeFixture(t *testing.T) {
 		for _, line := range strings.Split(text, "\n") {
 			if strings.HasPrefix(line, "[tool ") {
 				if sm := resultLine.FindStringSubmatch(line); sm != nil {
-					if n := utf8.RuneCountInString(strings.TrimSuffix(sm[2], "…")); n > claudeExcerpt {
+					if n := utf8.RuneCountInString(strings.TrimSuffix(sm[2], "…")); n > excerptRunes {
 						t.Errorf("tool result of %d chars: %s", n, line)
 					}
 				} else if sm := toolLine.FindStringSubmatch(line); sm != nil {
-					if n := utf8.RuneCountInString(strings.TrimSuffix(sm[2], "…")); n > claudeExcerpt {
+					if n := utf8.RuneCountInString(strings.TrimSuffix(sm[2], "…")); n > excerptRunes {
 						t.Errorf("tool input of %d chars: %s", n, line)
 					}
 				} else {
@@ -676,7 +676,7 @@ func TestRenderClaudeFixture(t *testing.T) {
 	}
 }
 
-func TestRenderClaudeMessages(t *testing.T) {
+func TestRenderMessages(t *testing.T) {
 	type in struct {
 		typ, role, content string
 		meta, sidechain    bool
@@ -814,20 +814,20 @@ func TestRenderClaudeMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var entries []ClaudeEntry
+			var entries []Entry
 			for i, e := range tt.in {
 				line, _ := json.Marshal(map[string]any{
 					"type": e.typ, "uuid": string(rune('a' + i)), "timestamp": "2026-06-20T09:00:0" + string(rune('0'+i)) + "Z",
 					"isMeta": e.meta, "isSidechain": e.sidechain, "isCompactSummary": e.compact,
 					"message": map[string]any{"role": e.role, "content": json.RawMessage(claudeOrNull(e.content))},
 				})
-				ce, ok := parseClaudeLine(line)
+				ce, ok := parseLine(line, true)
 				if !ok {
 					t.Fatalf("line %d does not parse: %s", i, line)
 				}
 				entries = append(entries, ce)
 			}
-			msgs := RenderClaudeMessages(entries)
+			msgs := RenderMessages(entries)
 			var got []out
 			for _, m := range msgs {
 				got = append(got, out{m.Role, claudeMessageText(t, m)})
@@ -854,16 +854,16 @@ func claudeOrNull(s string) string {
 	return s
 }
 
-func TestParseClaudeLine(t *testing.T) {
+func TestParseLine(t *testing.T) {
 	tests := []struct {
 		line string
 		ok   bool
-		want ClaudeEntry
+		want Entry
 	}{
-		{line: `{"type":"summary","summary":"x","leafUuid":"u"}`, ok: true, want: ClaudeEntry{Type: "summary"}},
+		{line: `{"type":"summary","summary":"x","leafUuid":"u"}`, ok: true, want: Entry{Type: "summary"}},
 		{line: `{"uuid":"u1","parentUuid":null,"type":"user","timestamp":"t","isMeta":true,"message":{"role":"user","content":"hi"}}`, ok: true,
-			want: ClaudeEntry{UUID: "u1", Type: "user", Timestamp: "t", IsMeta: true, Role: "user", Content: json.RawMessage(`"hi"`)}},
-		{line: `{"uuid":7,"type":["x"],"isMeta":"yes","message":"m"}`, ok: true, want: ClaudeEntry{}},
+			want: Entry{UUID: "u1", Type: "user", Timestamp: "t", IsMeta: true, Role: "user", Content: json.RawMessage(`"hi"`)}},
+		{line: `{"uuid":7,"type":["x"],"isMeta":"yes","message":"m"}`, ok: true, want: Entry{}},
 		{line: `{"uuid":"u1","type":"user","message":{"role":"user","content":"hi"`},
 		{line: `[1,2]`},
 		{line: `"x"`},
@@ -872,7 +872,7 @@ func TestParseClaudeLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			got, ok := parseClaudeLine([]byte(tt.line))
+			got, ok := parseLine([]byte(tt.line), true)
 			if ok != tt.ok {
 				t.Fatalf("ok %v, want %v", ok, tt.ok)
 			}
@@ -894,19 +894,19 @@ func TestParseClaudeLine(t *testing.T) {
 	}
 }
 
-func claudeEqualEntry(a, b ClaudeEntry) bool {
+func claudeEqualEntry(a, b Entry) bool {
 	return a.UUID == b.UUID && a.ParentUUID == b.ParentUUID && a.Type == b.Type && a.Timestamp == b.Timestamp &&
 		a.IsMeta == b.IsMeta && a.IsSidechain == b.IsSidechain && a.IsCompactSummary == b.IsCompactSummary && a.Role == b.Role
 }
 
-func FuzzParseClaudeHookInput(f *testing.F) {
+func FuzzParseHookInput(f *testing.F) {
 	for _, s := range []string{``, `{}`, `{"session_id":"abc"}`, `{"session_id":"a/b"}`, `{"session_id":"abc","cwd":7}`, `[`, "\x00"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := ParseClaudeHookInput(bytes.NewReader(data))
+		in, err := ParseHookInput(bytes.NewReader(data))
 		if err != nil {
-			if in != nil || !errors.Is(err, ErrInput) {
+			if in != nil || !errors.Is(err, store.ErrInput) {
 				t.Fatalf("in %+v err %v", in, err)
 			}
 			return
@@ -917,17 +917,17 @@ func FuzzParseClaudeHookInput(f *testing.F) {
 	})
 }
 
-func FuzzRenderClaude(f *testing.F) {
+func FuzzRender(f *testing.F) {
 	for _, line := range bytes.Split(claudeReadFixtureF(f), []byte("\n")) {
 		f.Add(line)
 	}
 	f.Add([]byte(`{"type":"user","uuid":"u","message":{"role":"user","content":"<system-reminder>a</system-reminder>b<command-name>"}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		e, ok := parseClaudeLine(line)
+		e, ok := parseLine(line, true)
 		if !ok {
 			return
 		}
-		for _, m := range RenderClaudeMessages([]ClaudeEntry{e, e}) {
+		for _, m := range RenderMessages([]Entry{e, e}) {
 			text := m.Text()
 			if strings.TrimSpace(text) == "" || (m.Role != "user" && m.Role != "assistant") {
 				t.Fatalf("message %+v", m)
@@ -950,5 +950,67 @@ func claudeReadFixtureF(f *testing.F) []byte {
 			f.Fatal("fixture not found")
 		}
 		dir = parent
+	}
+}
+
+// TestCopyTranscriptBounds: a transcript that is not a regular file
+// (/dev/zero grows without end) or that is larger than the limit is
+// refused with a clear error before the copy changes; the copy is read
+// line by line and not held whole.
+func TestCopyTranscriptBounds(t *testing.T) {
+	ws := claudeNewWorkspace(t)
+	sid := "bounds-1"
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := CopyTranscript(ws, sid, "/dev/zero", 0)
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+			t.Fatalf("/dev/zero: %v", err)
+		}
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	big := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", strings.Repeat("x", 4096)) + "\n"
+	if err := os.WriteFile(tr, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CopyTranscript(ws, sid, tr, 1024)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "auto_memory.max_transcript_bytes") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if ws.Exists(CopyPath(sid)) {
+		t.Error("the copy was written for a refused transcript")
+	}
+	if res, err := CopyTranscript(ws, sid, tr, 1<<20); err != nil || res.New != 1 {
+		t.Fatalf("within the limit: %+v %v", res, err)
+	}
+}
+
+// TestCopyTranscriptRepairsTornTail: a copy whose last line a crash cut is
+// repaired by the next call (the entry is copied again from the
+// transcript) instead of blocking the session.
+func TestCopyTranscriptRepairsTornTail(t *testing.T) {
+	ws := claudeNewWorkspace(t)
+	sid := "torn-1"
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	l1 := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", "first")
+	l2 := claudeEntryLine("u2", "u1", "2026-06-20T10:01:00Z", "second")
+	if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n"+l2[:len(l2)/2])); err != nil {
+		t.Fatal(err)
+	}
+	res, err := CopyTranscript(ws, sid, tr, 0)
+	if err != nil || !res.TornTail || res.New != 1 || len(res.Entries) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, _ := os.ReadFile(ws.Abs(CopyPath(sid)))
+	if string(b) != l1+"\n"+l2+"\n" {
+		t.Errorf("copy:\n%s", b)
+	}
+	// a damaged line in the middle is still an error: it is not ours to drop
+	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n{broken\n"+l2+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CopyTranscript(ws, sid, tr, 0); err == nil || !strings.Contains(err.Error(), "line 2 is not a JSON object") {
+		t.Fatalf("damaged middle: %v", err)
 	}
 }

@@ -1,0 +1,72 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
+)
+
+func newWatcher(env *Env, report *[]string) *watcher {
+	opt := WatchOptions{Resource: AutoResourceRequest{Fallback: FallbackExtractive}, Report: func(f string, a ...any) {
+		*report = append(*report, fmt.Sprintf(f, a...))
+	}}
+	return &watcher{env: env, opt: opt, hashes: map[string]fileHash{}, kept: map[string]string{}}
+}
+
+// TestWatchAdoptsReMeCards: a card ReMe wrote (no source_sha256) for a
+// resource is not handed to the model again after a clone made the file
+// look newer: its hash is recorded, once, without a model call.
+func TestWatchAdoptsReMeCards(t *testing.T) {
+	model := &llmtest.Scripted{Func: func(llm.Request) (*llm.Response, error) {
+		t.Error("the model was called for a card that is up to date")
+		return llmtest.TextReply("no"), nil
+	}}
+	env, _ := newEnv(t, model)
+	writeWS(t, env, "daily/2026-06-20/q3-report.md", "---\nname: q3-report\ndescription: Q3 report.\nsource_resource: \"[[resource/2026-06-20/q3.md]]\"\n---\n\n- Written by ReMe.\n")
+	writeWS(t, env, "resource/2026-06-20/q3.md", "# Q3\n") // written after the card, as a clone does
+	var report []string
+	w := newWatcher(env, &report)
+	for i := 0; i < 3; i++ {
+		if err := w.reconcile(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, _ := env.WS.ReadNote("daily/2026-06-20/q3-report.md")
+	if len(n.FM.String(SourceSHA256Key)) != 64 || !strings.Contains(n.Body, "Written by ReMe.") {
+		t.Errorf("card %s\n%s", n.FM.JSON(), n.Body)
+	}
+	if len(report) != 1 || !strings.HasPrefix(report[0], "recorded source_sha256 of resource/2026-06-20/q3.md") {
+		t.Errorf("report %q", report)
+	}
+}
+
+// TestWatchWithoutModelKeepsOnce: without a model, a changed resource whose
+// card a model wrote is kept, and that is reported once, not on every
+// reconcile.
+func TestWatchWithoutModelKeepsOnce(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	writeWS(t, env, "daily/2026-06-20/q3-report.md", "---\nname: q3-report\nsource_resource: \"[[resource/2026-06-20/q3.md]]\"\nsource_sha256: \"0000\"\n---\n\n- Written by a model.\n")
+	writeWS(t, env, "resource/2026-06-20/q3.md", "# Q3, revised\n")
+	var report []string
+	w := newWatcher(env, &report)
+	for i := 0; i < 3; i++ {
+		if err := w.reconcile(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(report) != 1 || !strings.Contains(report[0], "Kept daily/2026-06-20/q3-report.md") {
+		t.Errorf("report %q", report)
+	}
+	// a new change is reported again
+	writeWS(t, env, "resource/2026-06-20/q3.md", "# Q3, revised twice\n")
+	if err := w.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(report) != 2 {
+		t.Errorf("report %q", report)
+	}
+}
