@@ -64,6 +64,8 @@ type App struct {
 	// watching is set by the commands that run the watcher, which keeps
 	// the index in step itself and must not ask itself for freshness.
 	watching bool
+	// keywordOnly leaves the models out of search (search --no-hybrid).
+	keywordOnly bool
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -120,7 +122,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	app.setup()
 	defer app.close()
-	return app.fail(kctx.Run())
+	err = kctx.Run()
+	if err == nil {
+		app.embedAfter(context.WithoutCancel(ctx), kctx.Command())
+	}
+	return app.fail(err)
 }
 
 func (a *App) setup() {
@@ -225,8 +231,9 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
-		TrustWatcher: !a.watching})
+	opt := index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(), TrustWatcher: !a.watching}
+	opt.Embedder, opt.Reranker = a.searchModels()
+	ix, err := index.Open(ctx, ws, schemaSQL, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ type SearchConfig struct {
 	Limit    int `yaml:"limit" json:"limit"`
 	Context  int `yaml:"context" json:"context"`     // lines shown around the hits
 	MaxLines int `yaml:"max_lines" json:"max_lines"` // longest window
+	// Hybrid fuses keyword and embedding search when a model is
+	// configured (each search then embeds its question: one model call).
+	Hybrid bool `yaml:"hybrid" json:"hybrid"`
 }
 
 // LLMConfig configures the model runtime. The API key is read from the
@@ -117,7 +120,7 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 func defaultConfig() *Config {
 	return &Config{
 		MaxFileBytes: 20 << 20,
-		Search:       SearchConfig{Limit: 5, Context: index.DefaultContext, MaxLines: index.DefaultMaxLines},
+		Search:       SearchConfig{Limit: 5, Context: index.DefaultContext, MaxLines: index.DefaultMaxLines, Hybrid: true},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
 		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
 			SessionWait: Duration(10 * time.Minute)},

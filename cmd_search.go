@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -25,6 +27,7 @@ type searchCmd struct {
 	Full       bool     `help:"Show the whole section around the hits instead of a window."`
 	Links      bool     `help:"Also list the notes each result links to and is linked from."`
 	Literal    bool     `help:"Take the query as words only: no dates understood from it."`
+	Hybrid     *bool    `negatable:"" help:"With a model configured, also search by meaning (default: config search.hybrid, true)."`
 }
 
 func (c *searchCmd) Help() string {
@@ -92,6 +95,9 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 	}
 	for i, p := range opt.PathPrefixes {
 		opt.PathPrefixes[i] = strings.TrimPrefix(p, "./")
+	}
+	if c.Hybrid != nil && !*c.Hybrid {
+		app.keywordOnly = true
 	}
 	ix, err := app.Index(ctx, false)
 	if err != nil {
@@ -173,5 +179,94 @@ func writeNeighbors(b *strings.Builder, label, arrow string, ns []index.Neighbor
 		for _, a := range n.Anchors {
 			fmt.Fprintf(b, "        via anchor=#%s\n", a)
 		}
+	}
+}
+
+// searchModels are the embedding and rerank models of hybrid search, when
+// a model is configured and search.hybrid is on. A model that cannot be
+// set up is a warning: keyword search goes on.
+func (a *App) searchModels() (index.Embedder, index.Reranker) {
+	cfg, err := a.Config()
+	if err != nil || !cfg.Search.Hybrid || a.keywordOnly {
+		return nil, nil
+	}
+	var e index.Embedder
+	var r index.Reranker
+	if emb, err := a.Embedder(); err != nil {
+		a.Log.Warn("search by meaning is off", "err", err)
+	} else if emb != nil {
+		e = embedderAdapter{emb}
+	}
+	if rr, err := a.Reranker(); err != nil {
+		a.Log.Warn("reranking is off", "err", err)
+	} else if rr != nil && e != nil {
+		r = rerankerAdapter{rr}
+	}
+	return e, r
+}
+
+// embedderAdapter gives the index the model clients' embedder.
+type embedderAdapter struct{ e llm.Embedder }
+
+func (a embedderAdapter) Embed(ctx context.Context, texts []string, query bool) ([][]float32, error) {
+	input := llm.InputDocument
+	if query {
+		input = llm.InputQuery
+	}
+	return a.e.Embed(ctx, texts, input)
+}
+
+// Model names the model and the dimension asked for: a vector of another
+// dimension is never compared.
+func (a embedderAdapter) Model() string {
+	if d := a.e.Dimensions(); d > 0 {
+		return fmt.Sprintf("%s/%d", a.e.Model(), d)
+	}
+	return a.e.Model()
+}
+
+type rerankerAdapter struct{ r llm.Reranker }
+
+func (a rerankerAdapter) Rerank(ctx context.Context, query string, docs []string) ([]float64, error) {
+	ranked, err := a.r.Rerank(ctx, query, docs, 0)
+	if err != nil {
+		return nil, err
+	}
+	scores := make([]float64, len(docs))
+	for _, r := range ranked {
+		if r.Index < 0 || r.Index >= len(docs) {
+			return nil, fmt.Errorf("rerank: document %d of %d", r.Index, len(docs))
+		}
+		scores[r.Index] = r.Score
+	}
+	return scores, nil
+}
+
+// embedAfter gives the notes a command wrote their embeddings, once the
+// command is done (never while it holds a lock): reindex and the jobs that
+// write cards. A model that fails is a warning; the notes are still found
+// by their words, and the next run tries again.
+func (a *App) embedAfter(ctx context.Context, command string) {
+	switch strings.Fields(command + " x")[0] {
+	case "reindex", "auto_memory", "auto-memory", "auto_resource", "auto-resource":
+	default:
+		return
+	}
+	if a.ix == nil {
+		return
+	}
+	start, last := time.Now(), time.Now()
+	n, err := a.ix.EmbedPending(ctx, func(done, pending int) {
+		if pending > 0 && time.Since(start) > time.Second && time.Since(last) > time.Second {
+			last = time.Now()
+			fmt.Fprintf(a.Stderr, "reme: embedding: %d done, %d to go\n", done, pending)
+		}
+	})
+	if err != nil {
+		a.Log.Warn("embeddings not computed; keyword search still finds these notes", "err", err)
+		return
+	}
+	if n > 0 {
+		a.Log.Info("embeddings", "chunks", n)
 	}
 }

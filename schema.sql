@@ -57,7 +57,8 @@ CREATE TABLE chunks (
   note_id    INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
   start_line INTEGER NOT NULL,
   end_line   INTEGER NOT NULL,
-  tokens     INTEGER NOT NULL                   -- tokens in name, description and body: BM25's length
+  tokens     INTEGER NOT NULL,                  -- tokens in name, description and body: BM25's length
+  text_hash  BLOB NOT NULL                      -- of the text an embedding model is given (chunk_vectors)
 );
 CREATE INDEX chunks_note ON chunks(note_id);
 
@@ -89,6 +90,18 @@ CREATE TABLE frequent_terms (
   term TEXT PRIMARY KEY,
   df   INTEGER NOT NULL,
   top  BLOB NOT NULL
+) WITHOUT ROWID;
+
+-- Embeddings of chunks (with a model configured): one signed byte per
+-- dimension of the unit vector, under the model's name and the hash of the
+-- text embedded, so that a rebuild or a moved note reuses them. Model
+-- output rather than a function of the files: a rebuild keeps them and
+-- vectors no chunk uses are dropped after each embedding pass.
+CREATE TABLE chunk_vectors (
+  model     TEXT NOT NULL,
+  text_hash BLOB NOT NULL,
+  vec       BLOB NOT NULL,
+  PRIMARY KEY (model, text_hash)
 ) WITHOUT ROWID;
 
 -- Freshness-check cache: per folder, the size and mtime of the notes held.

@@ -18,7 +18,7 @@ func (ix *Index) Dump(ctx context.Context) (string, error) {
 		{"links", `SELECT n.path, l.target, l.anchor, l.alias, l.embed, l.line FROM links l JOIN notes n ON n.id = l.note_id
 			ORDER BY n.path, l.line, l.target, l.anchor, l.alias, l.embed`},
 		{"tags", `SELECT n.path, t.tag, t.label, t.pos FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.pos`},
-		{"chunks", `SELECT n.path, c.start_line, c.end_line, c.tokens FROM chunks c JOIN notes n ON n.id = c.note_id
+		{"chunks", `SELECT n.path, c.start_line, c.end_line, c.tokens, hex(c.text_hash) FROM chunks c JOIN notes n ON n.id = c.note_id
 			ORDER BY n.path, c.start_line, c.end_line`},
 		{"stats", `SELECT chunks, tokens FROM fts_stats`},
 		{"frequent terms", `SELECT term, df FROM frequent_terms ORDER BY term`},

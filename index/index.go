@@ -45,6 +45,10 @@ type Options struct {
 	// TrustWatcher lets Sync skip the scan when a running `reme watch`
 	// vouches that the index is in step (see ServeWatch).
 	TrustWatcher bool
+	// Embedder and Reranker, when set, make searches hybrid (see
+	// vectors.go); without them search is keyword only.
+	Embedder Embedder
+	Reranker Reranker
 	// Fault, when set, is called at each step of a move; returning an error
 	// stops the move there as if the process had been killed. Tests only.
 	Fault func(step string) error

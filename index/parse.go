@@ -37,6 +37,7 @@ type chunkData struct {
 	name, desc, body string // FTS5 column text: tokens separated by spaces
 	tokens           int    // tokens in all three columns (BM25's document length)
 	terms            []termFreq
+	textHash         []byte // of embedText, for chunk_vectors
 }
 
 // readRecord reads, hashes and parses one note. The stat is taken from the
@@ -101,6 +102,9 @@ func parseInto(r *record, raw []byte) {
 		chunks = []Chunk{{StartLine: 1, EndLine: end, Text: ""}}
 	}
 	r.chunks = tokenizeChunks(noteTitle(r.path, r.name), r.desc, chunks)
+	for i := range r.chunks {
+		r.chunks[i].textHash = textHash(embedText(noteTitle(r.path, r.name), r.desc, r.chunks[i].Text))
+	}
 }
 
 // noteTitle is what the name column holds: the frontmatter name, else the

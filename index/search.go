@@ -60,6 +60,7 @@ type Scores struct {
 	Score   float64  `json:"score"`
 	Keyword *float64 `json:"keyword,omitempty"`
 	Vector  *float64 `json:"vector,omitempty"`
+	Rerank  *float64 `json:"rerank,omitempty"`
 }
 
 // Result is one window of lines.
@@ -70,7 +71,7 @@ type Result struct {
 	EndLine     int            `json:"end_line"`
 	Score       float64        `json:"score"`
 	Scores      Scores         `json:"scores"`
-	Match       string         `json:"match"` // phrase, all, any, prefix or date
+	Match       string         `json:"match"` // phrase, all, any, prefix, date, or vector (found by meaning only)
 	Text        string         `json:"text"`
 	Metadata    map[string]any `json:"metadata"`
 	Name        string         `json:"name"`
@@ -84,6 +85,7 @@ type Result struct {
 	chunkID int64
 	noteID  int64
 	rung    int
+	fused   bool // ranked by hybrid fusion (or rerank): score alone orders it
 }
 
 // Counts are ReMe's branch hit counts, before --min-score and the limit.
@@ -288,6 +290,13 @@ func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
 		}
 	}
 	resp.Counts.Keyword = len(results)
+	if s.ix.opt.Embedder != nil {
+		if results, err = s.hybrid(ctx, resp, sc, filter, results); err != nil {
+			return nil, err
+		}
+		sortResults(results)
+		results = s.rerank(ctx, resp, results)
+	}
 	results = s.finish(results)
 	if len(results) == 0 {
 		resp.Message = s.explain(ctx, sc, q, filter, resp.Counts.Keyword)
@@ -638,19 +647,7 @@ func (s *searcher) result(nt *noteText, c candidateChunk, w window) Result {
 // finish orders the windows (stricter rungs first, then score), removes
 // overlapping and repeated ones, applies --min-score and the limit.
 func (s *searcher) finish(rs []Result) []Result {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.rung != b.rung {
-			return a.rung > b.rung
-		}
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.StartLine < b.StartLine
-	})
+	sortResults(rs)
 	var out []Result
 	seenText := map[string]bool{}
 	for _, r := range rs {
@@ -676,7 +673,10 @@ func (s *searcher) finish(rs []Result) []Result {
 		r.Match = rungNames[r.rung]
 		r.ID = resultID(r.Path, r.StartLine, r.EndLine, r.Text)
 		r.Metadata = map[string]any{}
-		if r.rung != rungDate {
+		switch {
+		case r.fused:
+			r.Scores.Score = r.Score
+		case r.rung != rungDate:
 			k := r.Score
 			r.Scores = Scores{Score: r.Score, Keyword: &k}
 		}
@@ -686,6 +686,24 @@ func (s *searcher) finish(rs []Result) []Result {
 		}
 	}
 	return out
+}
+
+// sortResults orders windows: stricter rungs first, then score; results of
+// a hybrid search by their fused score alone.
+func sortResults(rs []Result) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.rung != b.rung && !a.fused && !b.fused {
+			return a.rung > b.rung
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.StartLine < b.StartLine
+	})
 }
 
 // roundScore keeps scores stable in the last digits across platforms.

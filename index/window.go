@@ -25,14 +25,15 @@ const (
 // its words, any of them, words as prefixes. dateRung is a question that
 // only named a date.
 const (
-	rungPrefix = iota
+	rungVector = iota // found by meaning only (hybrid search)
+	rungPrefix
 	rungAny
 	rungAll
 	rungPhrase
 	rungDate
 )
 
-var rungNames = map[int]string{rungPrefix: "prefix", rungAny: "any", rungAll: "all", rungPhrase: "phrase", rungDate: "date"}
+var rungNames = map[int]string{rungVector: "vector", rungPrefix: "prefix", rungAny: "any", rungAll: "all", rungPhrase: "phrase", rungDate: "date"}
 
 // lineToken is a token of a line; tail marks the lone last character of a
 // CJK run, which phrase matching skips.

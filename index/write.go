@@ -20,7 +20,7 @@ var writerSQL = map[string]string{
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"link":         `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
 	"tag":          `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
-	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens) VALUES (?, ?, ?, ?)`,
+	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
 	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
 	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
 	"touch":        `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
@@ -165,7 +165,7 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	}
 	for i := range r.chunks {
 		c := &r.chunks[i]
-		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.tokens)
+		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.tokens, c.textHash)
 		if err != nil {
 			return err
 		}
