@@ -61,6 +61,7 @@ CREATE TABLE chunks (
   text_hash  BLOB NOT NULL                      -- of the text an embedding model is given (chunk_vectors)
 );
 CREATE INDEX chunks_note ON chunks(note_id);
+CREATE INDEX chunks_text_hash ON chunks(text_hash);
 
 -- Full text, contentless. reme tokenizes in Go (lower case, no accents,
 -- Porter stems, no English stop words, CJK as overlapping character pairs)
@@ -92,15 +93,23 @@ CREATE TABLE frequent_terms (
   top  BLOB NOT NULL
 ) WITHOUT ROWID;
 
--- Embeddings of chunks (with a model configured): one signed byte per
--- dimension of the unit vector, under the model's name and the hash of the
--- text embedded, so that a rebuild or a moved note reuses them. Model
--- output rather than a function of the files: a rebuild keeps them and
--- vectors no chunk uses are dropped after each embedding pass.
+-- Embeddings of chunks (with a model configured), under the model's name
+-- and the hash of the text embedded, so that a rebuild or a moved note
+-- reuses them: each dimension of the unit vector as a signed byte, and
+-- apart, in small rows that a first pass reads quickly, their signs (the
+-- closest by Hamming distance are then compared by cosine). Model output
+-- rather than a function of the files: a rebuild keeps them, and vectors no
+-- chunk uses are dropped after each embedding pass.
 CREATE TABLE chunk_vectors (
   model     TEXT NOT NULL,
   text_hash BLOB NOT NULL,
   vec       BLOB NOT NULL,
+  PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID;
+CREATE TABLE chunk_vector_signs (
+  model     TEXT NOT NULL,
+  text_hash BLOB NOT NULL,
+  bits      BLOB NOT NULL,
   PRIMARY KEY (model, text_hash)
 ) WITHOUT ROWID;
 

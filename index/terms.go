@@ -383,7 +383,6 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 	if err := t.load(ctx); err != nil {
 		return err
 	}
-	st := t.w.stmts["ftsRange"]
 	for term, ft := range t.freq {
 		// the lists drop the removed chunks either way
 		kept := ft.top[:0]
@@ -395,23 +394,29 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 			}
 		}
 		ft.top = kept
-		if t.recount {
-			continue
+	}
+	if t.recount {
+		return nil
+	}
+	// Which frequent words the chunks hold, asked of FTS5 in one statement
+	// (the loop over the words runs inside SQLite).
+	rows, err := t.w.stmts["freqIn"].QueryContext(ctx, lo, hi)
+	if err != nil {
+		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var n int
+		if err := rows.Scan(&term, &n); err != nil {
+			return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 		}
-		rows, err := st.QueryContext(ctx, ftsPhrase(term), lo, hi)
-		if err != nil {
-			return fmt.Errorf("frequent term %q: %w", term, err)
-		}
-		for rows.Next() {
-			ft.df--
+		if ft := t.freq[term]; ft != nil {
+			ft.df -= n
 			t.changed[term] = true
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("frequent term %q: %w", term, err)
-		}
 	}
-	return nil
+	return rows.Err()
 }
 
 // finish writes the statistics and the frequent-terms table.

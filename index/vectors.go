@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"sort"
 	"strings"
@@ -87,6 +89,30 @@ func quantize(v []float32) []byte {
 	return out
 }
 
+// signBits packs the sign of each component of a quantised vector.
+func signBits(q []byte) []byte {
+	out := make([]byte, (len(q)+7)/8)
+	for i, b := range q {
+		if int8(b) > 0 {
+			out[i/8] |= 1 << (i % 8)
+		}
+	}
+	return out
+}
+
+// hamming counts the differing bits of two equally long sign vectors.
+func hamming(a, b []byte) int {
+	n := 0
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]))
+	}
+	for ; i < len(a); i++ {
+		n += bits.OnesCount8(a[i] ^ b[i])
+	}
+	return n
+}
+
 // cosine of two quantised vectors.
 func cosine(a, b []byte) float64 {
 	var dot, na, nb int64
@@ -164,8 +190,13 @@ func (ix *Index) EmbedPending(ctx context.Context, progress EmbedProgress) (int,
 				if len(vecs[i]) == 0 {
 					return fmt.Errorf("embeddings (%s): an empty vector", model)
 				}
+				q := quantize(vecs[i])
 				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO chunk_vectors(model, text_hash, vec) VALUES (?, ?, ?)`,
-					model, b.hash, quantize(vecs[i])); err != nil {
+					model, b.hash, q); err != nil {
+					return fmt.Errorf("store embeddings: %w", err)
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO chunk_vector_signs(model, text_hash, bits) VALUES (?, ?, ?)`,
+					model, b.hash, signBits(q)); err != nil {
 					return fmt.Errorf("store embeddings: %w", err)
 				}
 			}
@@ -177,8 +208,12 @@ func (ix *Index) EmbedPending(ctx context.Context, progress EmbedProgress) (int,
 		done += len(batch)
 	}
 	err := ix.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE model != ? OR text_hash NOT IN (SELECT text_hash FROM chunks)`, model)
-		return err
+		for _, table := range []string{"chunk_vectors", "chunk_vector_signs"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE model != ? OR text_hash NOT IN (SELECT text_hash FROM chunks)`, model); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return done, fmt.Errorf("drop unused embeddings: %w", err)
@@ -263,31 +298,94 @@ type vectorRank struct {
 }
 
 // vectorSearch ranks the chunks (inside the filter) by cosine similarity
-// to the query vector; the best m.
+// to the query vector; the best m. A first pass reads only the signs of
+// the vectors and keeps the closest by Hamming distance; their full
+// vectors are then compared exactly.
 func (s *searcher) vectorSearch(ctx context.Context, qv []byte, model string, filter noteFilter, m int) ([]vectorRank, error) {
-	q := `SELECT c.id, v.vec FROM chunks c JOIN chunk_vectors v ON v.model = ? AND v.text_hash = c.text_hash`
-	args := []any{model}
+	var allowed map[string]bool // texts of the chunks inside the filter
+	var allowedID map[int64]bool
 	if filter.active() {
-		q += ` JOIN notes n ON n.id = c.note_id WHERE ` + filter.sql()
-		args = append(args, filter.args...)
+		allowed, allowedID = map[string]bool{}, map[int64]bool{}
+		rows, err := s.q.QueryContext(ctx, `SELECT c.id, c.text_hash FROM chunks c JOIN notes n ON n.id = c.note_id WHERE `+filter.sql(), filter.args...)
+		if err != nil {
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var h []byte
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("vector search: %w", err)
+			}
+			allowed[string(h)], allowedID[id] = true, true
+		}
+		rows.Close()
 	}
-	rows, err := s.q.QueryContext(ctx, q, args...)
+	qbits := signBits(qv)
+	keep := max(4*m, 100)
+	cands := &signHeap{max: keep}
+	rows, err := s.q.QueryContext(ctx, `SELECT text_hash, bits FROM chunk_vector_signs WHERE model = ?`, model)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	defer rows.Close()
-	var out []vectorRank
-	var vec []byte
+	var h, b []byte
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id, &vec); err != nil {
+		if err := rows.Scan(&h, &b); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("vector search: %w", err)
 		}
-		if len(vec) != len(qv) {
-			continue // another dimension: made before a configuration change
+		if len(b) != len(qbits) || (allowed != nil && !allowed[string(h)]) {
+			continue // another dimension (made before a configuration change), or filtered out
 		}
-		out = append(out, vectorRank{id, cosine(qv, vec)})
+		cands.offer(h, hamming(qbits, b))
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if len(cands.e) == 0 {
+		return nil, nil
+	}
+	args := []any{model}
+	for _, c := range cands.e {
+		args = append(args, []byte(c.hash))
+	}
+	score := map[string]float64{}
+	rows, err = s.q.QueryContext(ctx, `SELECT text_hash, vec FROM chunk_vectors WHERE model = ? AND text_hash IN (`+placeholders(len(cands.e))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&h, &b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		if len(b) == len(qv) {
+			score[string(h)] = cosine(qv, b)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	// the chunks holding those texts
+	args = args[1:]
+	rows, err = s.q.QueryContext(ctx, `SELECT id, text_hash FROM chunks WHERE text_hash IN (`+placeholders(len(args))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	var out []vectorRank
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &h); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		if sc, ok := score[string(h)]; ok && (allowedID == nil || allowedID[id]) {
+			out = append(out, vectorRank{id, sc})
+		}
+	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
@@ -301,6 +399,58 @@ func (s *searcher) vectorSearch(ctx context.Context, qv []byte, model string, fi
 		out = out[:m]
 	}
 	return out, nil
+}
+
+// signHeap keeps the max texts closest by Hamming distance (the farthest
+// kept on top, to be replaced).
+type signHeap struct {
+	max int
+	e   []signCand
+}
+
+type signCand struct {
+	hash string
+	dist int
+}
+
+func (h *signHeap) worse(i, j int) bool {
+	if h.e[i].dist != h.e[j].dist {
+		return h.e[i].dist > h.e[j].dist
+	}
+	return h.e[i].hash > h.e[j].hash
+}
+
+func (h *signHeap) offer(hash []byte, dist int) {
+	if len(h.e) < h.max {
+		h.e = append(h.e, signCand{string(hash), dist})
+		for i := len(h.e) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !h.worse(i, p) {
+				break
+			}
+			h.e[i], h.e[p] = h.e[p], h.e[i]
+			i = p
+		}
+		return
+	}
+	if dist > h.e[0].dist || (dist == h.e[0].dist && string(hash) >= h.e[0].hash) {
+		return
+	}
+	h.e[0] = signCand{string(hash), dist}
+	for i := 0; ; {
+		l, w := 2*i+1, i
+		if l < len(h.e) && h.worse(l, w) {
+			w = l
+		}
+		if r := l + 1; r < len(h.e) && h.worse(r, w) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h.e[i], h.e[w] = h.e[w], h.e[i]
+		i = w
+	}
 }
 
 // errNoVectors says the index has no vector of the model yet.

@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -78,6 +80,24 @@ func TestQuantizedCosine(t *testing.T) {
 	}
 	if got := cosine(quantize([]float32{0, 0}), quantize([]float32{1, 1})); got != 0 {
 		t.Errorf("zero: %v", got)
+	}
+}
+
+func TestSignBitsHamming(t *testing.T) {
+	a := quantize([]float32{1, -1, 1, -1, 1, -1, 1, -1, 1, 1})
+	b := quantize([]float32{1, -1, 1, -1, 1, -1, 1, -1, -1, -1})
+	if got := signBits(a); len(got) != 2 || got[0] != 0b01010101 || got[1] != 0b11 {
+		t.Errorf("bits %08b", got)
+	}
+	if d := hamming(signBits(a), signBits(b)); d != 2 {
+		t.Errorf("hamming %d", d)
+	}
+	long := make([]float32, 1536)
+	for i := range long {
+		long[i] = float32(i%7) - 3
+	}
+	if d := hamming(signBits(quantize(long)), signBits(quantize(long))); d != 0 {
+		t.Errorf("self distance %d", d)
 	}
 }
 
@@ -229,5 +249,32 @@ func TestRerank(t *testing.T) {
 	res := searchResp(t, ix, SearchOptions{Query: "garden notes about login", Context: 0})
 	if len(res.Results) < 2 || res.Results[0].Path != "daily/2026-06-23/other.md" || res.Results[0].Scores.Rerank == nil || res.Results[0].Score != 0.9 {
 		t.Errorf("reranked %+v", res.Results)
+	}
+}
+
+func TestSignHeapKeepsTheClosest(t *testing.T) {
+	h := &signHeap{max: 10}
+	var all []signCand
+	for i := 0; i < 500; i++ {
+		d := (i * 7919) % 97
+		hash := []byte{byte(i), byte(i >> 8)}
+		h.offer(hash, d)
+		all = append(all, signCand{string(hash), d})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].dist != all[j].dist {
+			return all[i].dist < all[j].dist
+		}
+		return all[i].hash < all[j].hash
+	})
+	got := append([]signCand(nil), h.e...)
+	sort.Slice(got, func(i, j int) bool {
+		if got[i].dist != got[j].dist {
+			return got[i].dist < got[j].dist
+		}
+		return got[i].hash < got[j].hash
+	})
+	if fmt.Sprint(got) != fmt.Sprint(all[:10]) {
+		t.Errorf("kept %v, want %v", got, all[:10])
 	}
 }
