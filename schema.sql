@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- One row per indexed note (markdown under daily/ and digest/).
 CREATE TABLE notes (

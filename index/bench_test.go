@@ -135,3 +135,23 @@ func BenchmarkSyncOneChange10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRebuildWorkspace rebuilds the index of a workspace made by
+// scripts/gencorpus (REME_BENCH_WORKSPACE=DIR).
+func BenchmarkRebuildWorkspace(b *testing.B) {
+	dir := os.Getenv("REME_BENCH_WORKSPACE")
+	if dir == "" {
+		b.Skip("set REME_BENCH_WORKSPACE to a workspace made by scripts/gencorpus")
+	}
+	ws, err := store.OpenWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := openIndex(b, ws, Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ix.Rebuild(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -230,6 +230,12 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -32000"); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
+		// FTS5 writes a segment each time its in-memory table reaches
+		// hashsize (1 MB by default), and merges them later: a larger one
+		// for the rebuild means far fewer segments to merge.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 64*1024*1024)`); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 	}
 	w, err := newWriter(ctx, tx, ix.opt.FrequentTerms, full)
 	if err != nil {
@@ -378,6 +384,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			return fmt.Errorf("rebuild: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -2000"); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 1024*1024)`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
