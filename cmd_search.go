@@ -205,6 +205,12 @@ func (a *App) searchModels() (index.Embedder, index.Reranker) {
 	return e, r
 }
 
+// searchModelsSet reports an embedding model in use by the index.
+func (a *App) searchModelsSet() bool {
+	e, _ := a.searchModels()
+	return e != nil
+}
+
 // embedderAdapter gives the index the model clients' embedder.
 type embedderAdapter struct{ e llm.Embedder }
 

@@ -46,6 +46,16 @@ func (c *watchCmd) Run(ctx context.Context, app *App) error {
 		defer srv.Close()
 		opt.Vouch = srv.Ack
 	}
+	if ix, err := app.Index(ctx, false); err == nil && app.searchModelsSet() {
+		// Notes indexed by the watcher get their embeddings after each batch.
+		opt.Indexed = func(ctx context.Context) {
+			if n, err := ix.EmbedPending(ctx, nil); err != nil {
+				report("embeddings: %v (keyword search still finds the notes)", err)
+			} else if n > 0 {
+				report("embedded %d chunk(s)", n)
+			}
+		}
+	}
 	err = jobs.Watch(ctx, env, opt)
 	if err != nil {
 		return err

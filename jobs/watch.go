@@ -32,6 +32,9 @@ type WatchOptions struct {
 	// every change made before them: the notes of the batch were indexed,
 	// or everything was reconciled after an overflow.
 	Vouch func(cookies []string, ok bool)
+	// Indexed, when set, is called after each batch and reconcile, with no
+	// lock held (it may call a model: embeddings of what was indexed).
+	Indexed func(ctx context.Context)
 }
 
 // Watch runs until ctx ends: changes under resource/ go to auto_resource,
@@ -57,6 +60,7 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 	if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
 		opt.Report("reconcile: %v", err)
 	}
+	w.indexed(ctx)
 	tick := time.NewTicker(opt.Reconcile)
 	defer tick.Stop()
 	for {
@@ -67,6 +71,7 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 			if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
 				opt.Report("reconcile: %v", err)
 			}
+			w.indexed(ctx)
 		case b, ok := <-batches:
 			if !ok {
 				return nil
@@ -88,7 +93,14 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 			if err != nil && ctx.Err() == nil {
 				opt.Report("%v", err)
 			}
+			w.indexed(ctx)
 		}
+	}
+}
+
+func (w *watcher) indexed(ctx context.Context) {
+	if w.opt.Indexed != nil && ctx.Err() == nil {
+		w.opt.Indexed(ctx)
 	}
 }
 
