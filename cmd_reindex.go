@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -18,6 +19,9 @@ Raw resources and session files are never indexed for search.`
 }
 
 func (reindexCmd) Run(ctx context.Context, app *App) error {
+	// A rebuild makes garbage for minutes: collect it sooner than a
+	// short-lived command does, to keep the peak memory down.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	ix, err := app.Index(ctx, true)
 	if err != nil {
 		return err

@@ -233,7 +233,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		// FTS5 writes a segment each time its in-memory table reaches
 		// hashsize (1 MB by default), and merges them later: a larger one
 		// for the rebuild means far fewer segments to merge.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 64*1024*1024)`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 32*1024*1024)`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
@@ -358,6 +358,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		return err
 	}
 	if full {
+		if err := w.restoreIndexes(ctx); err != nil {
+			return err
+		}
 		if err := w.rebuildScanCache(ctx); err != nil {
 			return err
 		}

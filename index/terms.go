@@ -56,7 +56,8 @@ func tokenizeChunks(name, desc string, chunks []Chunk) []chunkData {
 	if len(chunks) == 0 {
 		return nil
 	}
-	var tk tokenizer
+	tk := tokenizers.Get().(*tokenizer)
+	defer tokenizers.Put(tk)
 	nameText, nName := tk.ftsText(nil, name)
 	descText, nDesc := tk.ftsText(nil, desc)
 	out := make([]chunkData, len(chunks))
@@ -70,7 +71,7 @@ func tokenizeChunks(name, desc string, chunks []Chunk) []chunkData {
 		words = splitWords(words, descText, weightDescription)
 		words = splitWords(words, buf, weightBody)
 		out[i] = chunkData{Chunk: c, name: string(nameText), desc: string(descText), body: string(buf),
-			tokens: nName + nDesc + nBody, terms: countWords(words, seen)}
+			tokens: nName + nDesc + nBody, terms: tk.countWords(words, seen)}
 	}
 	return out
 }
@@ -100,7 +101,7 @@ func splitWords(dst []weighted, text []byte, f uint32) []weighted {
 
 // countWords sums the weights of equal tokens: the distinct tokens with
 // their weighted frequency. seen is scratch space.
-func countWords(ws []weighted, seen map[string]int) []termFreq {
+func (tk *tokenizer) countWords(ws []weighted, seen map[string]int) []termFreq {
 	clear(seen)
 	out := make([]termFreq, 0, len(ws)/2)
 	for _, w := range ws {
@@ -108,11 +109,27 @@ func countWords(ws []weighted, seen map[string]int) []termFreq {
 			out[i].f += w.f
 			continue
 		}
-		t := string(w.w)
+		t := tk.intern(w.w)
 		seen[t] = len(out)
 		out = append(out, termFreq{t, w.f})
 	}
 	return out
+}
+
+// intern returns one shared copy of a token's string (a bounded number of
+// them), so that the same word in thousands of notes is one string.
+func (tk *tokenizer) intern(b []byte) string {
+	if s, ok := tk.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if tk.strs == nil {
+		tk.strs = map[string]string{}
+	}
+	if len(tk.strs) < 1<<16 {
+		tk.strs[s] = s
+	}
+	return s
 }
 
 // Frequent terms. A query word found in thousands of chunks cannot be

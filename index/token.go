@@ -1,6 +1,7 @@
 package index
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,8 +33,10 @@ const maxTokenBytes = 64
 // tokenizer reuses its buffers from one call to the next; it is not safe
 // for concurrent use.
 type tokenizer struct {
-	word []byte
-	cjk  []rune
+	word  []byte
+	cjk   []rune
+	stems map[string][]byte // word → stem, for the words seen so far
+	strs  map[string]string // interned tokens (see intern)
 	// keepStop also emits stop words (with stop set), for query parsing.
 	keepStop bool
 	// noTail leaves out the lone last character of CJK runs of two or
@@ -41,7 +44,12 @@ type tokenizer struct {
 	noTail bool
 }
 
-// tokenFunc receives each token; tok is only valid during the call. stop
+// tokenizers keeps tokenizers (and the stems they remember) for the
+// workers that index notes.
+var tokenizers = sync.Pool{New: func() any { return &tokenizer{} }}
+
+// tokenFunc receives each token; tok is only valid during the call and
+// must not be changed. stop
 // marks a stop word (only with keepStop); tail marks the lone last
 // character of a CJK run, which repeats the end of the pair before it.
 type tokenFunc func(tok []byte, stop, tail bool)
@@ -163,8 +171,22 @@ func (tk *tokenizer) flushWord(fn tokenFunc) {
 	if len(w) == 0 || len(w) > maxTokenBytes {
 		return
 	}
-	if ascii && letters {
-		w = porterStem(w)
+	if ascii && letters && len(w) > 2 {
+		// Most words come again: remember their stems.
+		if st, ok := tk.stems[string(w)]; ok {
+			fn(st, stop, false)
+			return
+		}
+		if tk.stems == nil {
+			tk.stems = map[string][]byte{}
+		}
+		if len(tk.stems) < 1<<16 {
+			word := string(w)
+			w = porterStem(w)
+			tk.stems[word] = append([]byte(nil), w...)
+		} else {
+			w = porterStem(w)
+		}
 	}
 	fn(w, stop, false)
 }

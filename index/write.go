@@ -9,9 +9,10 @@ import (
 
 // writer holds the prepared statements of one write transaction.
 type writer struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-	terms *termTracker
+	tx      *sql.Tx
+	stmts   map[string]*sql.Stmt
+	terms   *termTracker
+	indexes []string // dropped for a rebuild, to create again at its end
 }
 
 var writerSQL = map[string]string{
@@ -41,6 +42,14 @@ var writerSQL = map[string]string{
 
 func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*writer, error) {
 	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
+	if full {
+		if err := w.clear(ctx); err != nil {
+			return nil, err
+		}
+		if err := w.dropIndexes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for k, q := range writerSQL {
 		st, err := tx.PrepareContext(ctx, q)
 		if err != nil {
@@ -48,12 +57,6 @@ func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*write
 			return nil, fmt.Errorf("prepare index statement %s: %w", k, err)
 		}
 		w.stmts[k] = st
-	}
-	if full {
-		if err := w.clear(ctx); err != nil {
-			w.close()
-			return nil, err
-		}
 	}
 	t, err := newTermTracker(ctx, w, frequent, full)
 	if err != nil {
@@ -88,6 +91,46 @@ func (w *writer) clear(ctx context.Context) error {
 			return fmt.Errorf("clear index: %w", err)
 		}
 	}
+	return nil
+}
+
+// dropIndexes takes the secondary indexes away for a rebuild: building
+// each at the end from the loaded tables, in order, costs far less than
+// keeping it up to date row by row. restoreIndexes puts them back.
+func (w *writer) dropIndexes(ctx context.Context) error {
+	rows, err := w.tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, q string
+		if err := rows.Scan(&name, &q); err != nil {
+			rows.Close()
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		names = append(names, name)
+		w.indexes = append(w.indexes, q)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	for _, n := range names {
+		if _, err := w.tx.ExecContext(ctx, `DROP INDEX "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *writer) restoreIndexes(ctx context.Context) error {
+	for _, q := range w.indexes {
+		if _, err := w.tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	w.indexes = nil
 	return nil
 }
 
