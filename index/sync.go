@@ -130,7 +130,11 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		rep.Elapsed = time.Since(start)
 		return rep, nil
 	}
-	if err := ix.write(ctx, func(tx *sql.Tx) error {
+	write := ix.write
+	if full {
+		write = ix.writeBulk
+	}
+	if err := write(ctx, func(tx *sql.Tx) error {
 		return ix.apply(ctx, tx, changes, full, rep, progress)
 	}); err != nil {
 		return nil, err
@@ -158,6 +162,39 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	rep.Elapsed = time.Since(start)
 	ix.log.Debug("index sync", "added", rep.Added, "modified", rep.Modified, "deleted", rep.Deleted, "elapsed", elapsed(start))
 	return rep, nil
+}
+
+// writeBulk is write for a rebuild: on a connection of its own with
+// foreign keys off, so that emptying the tables is a truncation rather than
+// a check of every row (the rebuild then inserts notes before what refers
+// to them).
+func (ix *Index) writeBulk(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	conn, err := ix.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin index transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
 }
 
 // skippedByScan picks the scan's own skips (symlinks, special files), which

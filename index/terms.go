@@ -62,74 +62,74 @@ func tokenizeChunks(name, desc string, chunks []Chunk) []chunkData {
 	descText, nDesc := tk.ftsText(nil, desc)
 	out := make([]chunkData, len(chunks))
 	var buf []byte
-	var words []weighted
-	seen := map[string]int{}
 	for i, c := range chunks {
-		var nBody int
-		buf, nBody = tk.ftsText(buf[:0], linkWords(c.Text))
-		words = splitWords(words[:0], nameText, weightName)
-		words = splitWords(words, descText, weightDescription)
-		words = splitWords(words, buf, weightBody)
+		tk.countStart()
+		tk.countText(nameText, weightName)
+		tk.countText(descText, weightDescription)
+		buf = buf[:0]
+		nBody := 0
+		tk.each(linkWords(c.Text), func(tok []byte, _, _ bool) {
+			if nBody > 0 {
+				buf = append(buf, ' ')
+			}
+			buf = append(buf, tok...)
+			nBody++
+			tk.count(tok, weightBody)
+		})
 		out[i] = chunkData{Chunk: c, name: string(nameText), desc: string(descText), body: string(buf),
-			tokens: nName + nDesc + nBody, terms: tk.countWords(words, seen)}
+			tokens: nName + nDesc + nBody, terms: append([]termFreq(nil), tk.counted...)}
 	}
 	return out
 }
 
-type weighted struct {
-	w []byte
-	f uint32
+// A tokenizer counts the tokens of a chunk with one map lookup each: every
+// token string it has seen has a slot saying where, in the chunk being
+// counted, its frequency is kept (when the slot's generation is current).
+type countSlot struct {
+	term string
+	gen  uint32
+	at   int
 }
 
-// splitWords appends the space-separated tokens of text with weight f.
-func splitWords(dst []weighted, text []byte, f uint32) []weighted {
+func (tk *tokenizer) countStart() {
+	tk.gen++
+	tk.counted = tk.counted[:0]
+	if len(tk.slots) >= 1<<17 {
+		clear(tk.slots) // bounded memory; a chunk's own tokens always fit
+	}
+}
+
+func (tk *tokenizer) count(tok []byte, f uint32) {
+	sl := tk.slots[string(tok)]
+	if sl == nil {
+		sl = &countSlot{term: string(tok)}
+		if tk.slots == nil {
+			tk.slots = map[string]*countSlot{}
+		}
+		tk.slots[sl.term] = sl
+	}
+	if sl.gen != tk.gen {
+		sl.gen, sl.at = tk.gen, len(tk.counted)
+		tk.counted = append(tk.counted, termFreq{sl.term, 0})
+	}
+	tk.counted[sl.at].f += f
+}
+
+// countText counts the space-separated tokens of text.
+func (tk *tokenizer) countText(text []byte, f uint32) {
 	for len(text) > 0 {
 		i := bytes.IndexByte(text, ' ')
 		if i < 0 {
 			i = len(text)
 		}
 		if i > 0 {
-			dst = append(dst, weighted{text[:i], f})
+			tk.count(text[:i], f)
 		}
 		if i == len(text) {
 			break
 		}
 		text = text[i+1:]
 	}
-	return dst
-}
-
-// countWords sums the weights of equal tokens: the distinct tokens with
-// their weighted frequency. seen is scratch space.
-func (tk *tokenizer) countWords(ws []weighted, seen map[string]int) []termFreq {
-	clear(seen)
-	out := make([]termFreq, 0, len(ws)/2)
-	for _, w := range ws {
-		if i, ok := seen[string(w.w)]; ok {
-			out[i].f += w.f
-			continue
-		}
-		t := tk.intern(w.w)
-		seen[t] = len(out)
-		out = append(out, termFreq{t, w.f})
-	}
-	return out
-}
-
-// intern returns one shared copy of a token's string (a bounded number of
-// them), so that the same word in thousands of notes is one string.
-func (tk *tokenizer) intern(b []byte) string {
-	if s, ok := tk.strs[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if tk.strs == nil {
-		tk.strs = map[string]string{}
-	}
-	if len(tk.strs) < 1<<16 {
-		tk.strs[s] = s
-	}
-	return s
 }
 
 // Frequent terms. A query word found in thousands of chunks cannot be

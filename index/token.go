@@ -36,7 +36,10 @@ type tokenizer struct {
 	word  []byte
 	cjk   []rune
 	stems map[string][]byte // word → stem, for the words seen so far
-	strs  map[string]string // interned tokens (see intern)
+	// counting (see count)
+	slots   map[string]*countSlot
+	gen     uint32
+	counted []termFreq
 	// keepStop also emits stop words (with stop set), for query parsing.
 	keepStop bool
 	// noTail leaves out the lone last character of CJK runs of two or
