@@ -20,8 +20,10 @@ Raw resources and session files are never indexed for search.`
 
 func (reindexCmd) Run(ctx context.Context, app *App) error {
 	// A rebuild makes garbage for minutes: collect it sooner than a
-	// short-lived command does, to keep the peak memory down.
+	// short-lived command does, and keep the heap well under the limit
+	// (SQLite's page cache and FTS5's table come on top of it).
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
 	ix, err := app.Index(ctx, true)
 	if err != nil {
 		return err

@@ -270,7 +270,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		// FTS5 writes a segment each time its in-memory table reaches
 		// hashsize (1 MB by default), and merges them later: a larger one
 		// for the rebuild means far fewer segments to merge.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 32*1024*1024)`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 16*1024*1024)`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}

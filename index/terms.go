@@ -94,7 +94,7 @@ type countSlot struct {
 func (tk *tokenizer) countStart() {
 	tk.gen++
 	tk.counted = tk.counted[:0]
-	if len(tk.slots) >= 1<<17 {
+	if len(tk.slots) >= 1<<15 {
 		clear(tk.slots) // bounded memory; a chunk's own tokens always fit
 	}
 }
