@@ -445,11 +445,7 @@ func (s *searcher) filter(dates *DateRange) noteFilter {
 
 // candidates is how many chunks are read and windowed for a search.
 func (s *searcher) candidates() int {
-	m := 4 * s.opt.Limit
-	if m < 24 {
-		m = 24
-	}
-	return m
+	return max(3*s.opt.Limit, 15)
 }
 
 // keyword picks candidate chunks and turns them into scored windows.

@@ -141,6 +141,7 @@ type scoring struct {
 	missing  bool     // some word of the query is in no note: no window has them all
 	prefix   bool     // the prefix rung: every match counts as "prefix"
 	probes   []string // what mayMatch looks for
+	tk       *tokenizer
 }
 
 type scoredTerm struct {
@@ -232,7 +233,10 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 			plain = p
 		}
 	}
-	cl := &chunkLines{sc: sc, plain: plain, toks: make([][]lineToken, len(plain)), done: make([]bool, len(plain))}
+	if sc.tk == nil {
+		sc.tk = &tokenizer{}
+	}
+	cl := &chunkLines{sc: sc, tk: sc.tk, plain: plain, toks: make([][]lineToken, len(plain)), done: make([]bool, len(plain))}
 	if len(sc.excluded) > 0 {
 		ex := &scoring{terms: make([]scoredTerm, len(sc.excluded))}
 		for i, t := range sc.excluded {
@@ -265,7 +269,7 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 		said := cl.tokens(i)
 		sp, at := speaker(plain[i])
 		if sp != "" {
-			said = tokenizeLine(&cl.tk, plain[i][at:])
+			said = tokenizeLine(cl.tk, plain[i][at:])
 		}
 		c := make([]float64, len(sc.terms))
 		sc.count(said, c, weightBody)
@@ -308,7 +312,7 @@ func (sc *scoring) chunkWindows(nt *noteText, lo, hi int, chunkID int64) []windo
 // chunkLines tokenizes a chunk's lines when they are needed.
 type chunkLines struct {
 	sc    *scoring
-	tk    tokenizer
+	tk    *tokenizer // shared by the search: its stem cache fills once
 	plain []string
 	toks  [][]lineToken
 	done  []bool
@@ -316,7 +320,7 @@ type chunkLines struct {
 
 func (cl *chunkLines) tokens(i int) []lineToken {
 	if !cl.done[i] {
-		cl.toks[i] = tokenizeLine(&cl.tk, cl.plain[i])
+		cl.toks[i] = tokenizeLine(cl.tk, cl.plain[i])
 		cl.done[i] = true
 	}
 	return cl.toks[i]
@@ -340,9 +344,33 @@ func (sc *scoring) mayMatch(line string) bool {
 			sc.probes = append(sc.probes, p)
 		}
 	}
-	lower := strings.ToLower(line)
 	for _, p := range sc.probes {
-		if strings.Contains(lower, p) {
+		if containsFold(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether ASCII text contains the lower-case ASCII
+// word w, in any letter case.
+func containsFold(text, w string) bool {
+	if w == "" {
+		return true
+	}
+	first := w[0]
+	for i := 0; i+len(w) <= len(text); i++ {
+		c := text[i] | 0x20
+		if c != first {
+			continue
+		}
+		j := 1
+		for ; j < len(w); j++ {
+			if text[i+j]|0x20 != w[j] {
+				break
+			}
+		}
+		if j == len(w) {
 			return true
 		}
 	}
