@@ -152,10 +152,11 @@ func (ix *Index) open(ctx context.Context) error {
 		return fmt.Errorf("open index %s: %w", ix.path, err)
 	}
 	if v == ix.version {
-		// A truncated file can still report its version; make sure the
-		// tables answer before trusting it.
+		// A truncated file can still report its version: counting its
+		// pages finds a file shorter than its header says (one read, where
+		// a query of a table would read all of it).
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM scan_dirs").Scan(&n); err == nil {
+		if err := db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n); err == nil {
 			return nil
 		} else if isCorrupt(err) {
 			return err

@@ -121,7 +121,7 @@ func appendFolded(b []byte, r rune) []byte {
 	if 0x300 <= r && r <= 0x36F {
 		return b // combining diacritical marks
 	}
-	if f, ok := latinFold[r]; ok {
+	if f, ok := latinFold()[r]; ok {
 		return append(b, f...)
 	}
 	return utf8.AppendRune(b, unicode.ToLower(r))
@@ -129,7 +129,7 @@ func appendFolded(b []byte, r rune) []byte {
 
 // latinFold maps Latin letters with accents (U+00C0-U+024F) to their plain
 // lower-case letters, as FTS5's remove_diacritics does.
-var latinFold = func() map[rune]string {
+var latinFold = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{}
 	for r := rune(0xC0); r <= 0x24F; r++ {
 		d := norm.NFD.String(string(r))
@@ -139,7 +139,7 @@ var latinFold = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})
 
 func (tk *tokenizer) flushWord(fn tokenFunc) {
 	w := tk.word
