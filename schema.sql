@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- One row per indexed note (markdown under daily/ and digest/).
 CREATE TABLE notes (
@@ -75,23 +75,35 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 
 -- BM25's collection figures: the number of chunks and of their tokens;
 -- generation counts the index's write transactions, so that a search can
--- tell whether another process changed the index while it read.
+-- tell whether another process changed the index while it read; next_term
+-- is the id the next frequent word gets (ids are never reused).
 CREATE TABLE fts_stats (
   id         INTEGER PRIMARY KEY CHECK (id = 1),
   chunks     INTEGER NOT NULL,
   tokens     INTEGER NOT NULL,
-  generation INTEGER NOT NULL
+  generation INTEGER NOT NULL,
+  next_term  INTEGER NOT NULL
 );
-INSERT INTO fts_stats(id, chunks, tokens, generation) VALUES (1, 0, 0, 0);
+INSERT INTO fts_stats(id, chunks, tokens, generation, next_term) VALUES (1, 0, 0, 0, 1);
 
 -- Words found in many chunks: their exact document frequency and the
 -- chunks where they weigh most (uvarint chunk id, one byte of weight,
 -- best first), so that a search never visits every chunk holding them.
 CREATE TABLE frequent_terms (
   term TEXT PRIMARY KEY,
+  id   INTEGER NOT NULL,
   df   INTEGER NOT NULL,
   top  BLOB NOT NULL
 ) WITHOUT ROWID;
+
+-- The frequent words each chunk holds (their ids, ascending, as uvarint
+-- gaps or, when shorter, a bitmap after a zero byte; ids of words no longer
+-- frequent are ignored), so that removing a chunk lowers their counts
+-- without asking FTS5, which keeps no text.
+CREATE TABLE chunk_terms (
+  id    INTEGER PRIMARY KEY,                    -- the chunk's id
+  terms BLOB NOT NULL
+);
 
 -- Embeddings of chunks (with a model configured), under the model's name
 -- and the hash of the text embedded, so that a rebuild or a moved note
@@ -116,5 +128,5 @@ CREATE TABLE chunk_vector_signs (
 -- Freshness-check cache: per folder, the size and mtime of the notes held.
 CREATE TABLE scan_dirs (
   dir   TEXT PRIMARY KEY,
-  files BLOB NOT NULL
-) WITHOUT ROWID;
+  files BLOB NOT NULL                           -- kept in the row: no overflow pages
+);

@@ -184,6 +184,55 @@ func TestFrequentTermsStayExact(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("%s: frequent terms (-exact +table):\n%s", step, diff)
 		}
+		// every chunk's list names exactly the frequent words it holds
+		ids := map[int64]string{}
+		rows, err = ix.db.Query(`SELECT id, term FROM frequent_terms`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			var term string
+			rows.Scan(&id, &term)
+			ids[id] = term
+		}
+		rows.Close()
+		listed := map[string][]int64{}
+		rows, err = ix.db.Query(`SELECT id, terms FROM chunk_terms ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var cid int64
+			var blob []byte
+			rows.Scan(&cid, &blob)
+			tids, err := decodeIDs(nil, blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tid := range tids {
+				if term, ok := ids[tid]; ok {
+					listed[term] = append(listed[term], cid)
+				}
+			}
+		}
+		rows.Close()
+		holders := map[string][]int64{}
+		for term := range want {
+			rows, err := ix.db.Query(`SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid`, ftsPhrase(term))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var cid int64
+				rows.Scan(&cid)
+				holders[term] = append(holders[term], cid)
+			}
+			rows.Close()
+		}
+		if diff := cmp.Diff(holders, listed); diff != "" {
+			t.Fatalf("%s: chunks of frequent terms (-FTS5 +lists):\n%s", step, diff)
+		}
 		for term, top := range tops {
 			if len(top) == 0 {
 				t.Errorf("%s: %s has an empty list", step, term)
@@ -216,12 +265,29 @@ func TestFrequentTermsStayExact(t *testing.T) {
 		mustSync(t, ix)
 		check(fmt.Sprintf("round %d", round))
 	}
-	// Many deletions at once take the recount path.
+	// Many deletions at once.
 	for i := 0; i < 60; i += 2 {
 		os.Remove(ws.Abs(fmt.Sprintf("daily/2026-03-%02d/n%d.md", i%28+1, i)))
 	}
 	mustSync(t, ix)
 	check("mass deletion")
+	// Words stop being frequent, then become frequent again (new ids; the
+	// old ones stay in lists, ignored).
+	for i := 5; i < 60; i++ {
+		os.Remove(ws.Abs(fmt.Sprintf("daily/2026-03-%02d/n%d.md", i%28+1, i)))
+	}
+	mustSync(t, ix)
+	check("few notes left")
+	var frequent int
+	ix.db.QueryRow(`SELECT count(*) FROM frequent_terms`).Scan(&frequent)
+	if frequent != 0 {
+		t.Fatalf("%d frequent terms among 5 notes", frequent)
+	}
+	for i := 5; i < 45; i++ {
+		writeFile(t, ws, fmt.Sprintf("daily/2026-03-%02d/n%d.md", i%28+1, i), note(i))
+	}
+	mustSync(t, ix)
+	check("notes back")
 	incremental, err := ix.Dump(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -279,15 +279,6 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		return err
 	}
 	defer w.close()
-	removals := 0
-	for _, c := range changes {
-		if c.kind != "added" {
-			removals++
-		}
-	}
-	if err := w.terms.expectDeletes(ctx, removals); err != nil {
-		return err
-	}
 	dirs := map[string]bool{}
 	var reads []change
 	for _, c := range changes {

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Scoring is BM25 as ReMe computes it, with ReMe's idf, which never floors
@@ -222,6 +225,7 @@ func readStats(ctx context.Context, q interface {
 
 // freqTerm is a row of the frequent-terms table in memory.
 type freqTerm struct {
+	id  int64
 	df  int
 	top []topEntry
 }
@@ -242,31 +246,97 @@ func insertTop(top []topEntry, e topEntry) []topEntry {
 	return top
 }
 
-// termTracker keeps the frequent-terms table and the statistics exact while
-// a write transaction inserts and deletes chunks.
+// encodeIDs writes ascending ids (all at least 1) as uvarint gaps, or as a
+// bitmap after a zero byte when that is shorter.
+func encodeIDs(buf []byte, ids []int64) []byte {
+	if len(ids) == 0 {
+		return buf
+	}
+	start := len(buf)
+	var last int64
+	for _, id := range ids {
+		buf = binary.AppendUvarint(buf, uint64(id-last))
+		last = id
+	}
+	if bitmap := 1 + int((last+7)/8); bitmap < len(buf)-start {
+		buf = append(buf[:start], make([]byte, bitmap)...)
+		for _, id := range ids {
+			buf[start+1+int((id-1)/8)] |= 1 << ((id - 1) % 8)
+		}
+	}
+	return buf
+}
+
+// decodeIDs reads what encodeIDs wrote, appending to ids.
+func decodeIDs(ids []int64, b []byte) ([]int64, error) {
+	if len(b) > 0 && b[0] == 0 {
+		for i, x := range b[1:] {
+			for x != 0 {
+				k := bits.TrailingZeros8(x)
+				ids = append(ids, int64(i*8+k+1))
+				x &^= 1 << k
+			}
+		}
+		return ids, nil
+	}
+	var last int64
+	for len(b) > 0 {
+		d, k := binary.Uvarint(b)
+		if k <= 0 || d == 0 {
+			return nil, errors.New("corrupt chunk-terms list")
+		}
+		last += int64(d)
+		ids = append(ids, last)
+		b = b[k:]
+	}
+	return ids, nil
+}
+
+// idRange is the ids of one removed note's chunks.
+type idRange struct{ lo, hi int64 }
+
+// termTracker keeps the frequent-terms table, the chunks' lists of the
+// frequent words they hold and the statistics exact while a write
+// transaction inserts and deletes chunks.
 type termTracker struct {
 	w         *writer
 	threshold int
 	full      bool // a rebuild: everything is counted in memory
 	st        stats
+	nextTerm  int64
+	ids       []int64 // scratch
 
 	// incremental
 	loaded  bool
 	freq    map[string]*freqTerm
+	byID    map[int64]string
 	changed map[string]bool
 	pending map[string]bool // non-frequent words of inserted chunks
-	recount bool            // too many deletions to check one by one: recount at the end
+	deleted []idRange
 
 	// rebuild: chunks are counted on a goroutine of their own
-	acc     map[string]*termAcc
-	accIn   chan accChunk
-	accDone chan struct{}
+	acc          map[string]*termAcc
+	accIn        chan accChunk
+	accDone      chan struct{}
+	skip         int32 // a word's first postings, which a rebuild does not keep
+	first, last  int64 // the chunk ids a rebuild wrote
+	rebuiltLists int   // chunks given a list (tests)
 }
 
 // termAcc is a word's count and best chunks while a rebuild runs.
 type termAcc struct {
 	df  int32
 	top candHeap
+	p   *postings
+}
+
+// postings are the chunks holding a word after its first skip ones, as
+// uvarint gaps: once the word turns out frequent, they make the chunks'
+// lists (FTS5 gives back the first ones, kept only for the few words that
+// get there).
+type postings struct {
+	last int64
+	b    []byte
 }
 
 type accChunk struct {
@@ -278,6 +348,8 @@ type accChunk struct {
 func newTermTracker(ctx context.Context, w *writer, threshold int, full bool) (*termTracker, error) {
 	t := &termTracker{w: w, threshold: threshold, full: full}
 	if full {
+		t.nextTerm = 1
+		t.skip = int32(threshold / 4)
 		t.acc = map[string]*termAcc{}
 		t.accIn = make(chan accChunk, 256)
 		t.accDone = make(chan struct{})
@@ -292,6 +364,13 @@ func newTermTracker(ctx context.Context, w *writer, threshold int, full bool) (*
 					}
 					ta.df++
 					ta.top.offer(topEntry{id: a.id, q: quantImpact(tfPart(float64(tf.f), float64(a.c.tokens), a.avgdl))})
+					if ta.df > t.skip {
+						if ta.p == nil {
+							ta.p = &postings{}
+						}
+						ta.p.b = binary.AppendUvarint(ta.p.b, uint64(a.id-ta.p.last))
+						ta.p.last = a.id
+					}
 				}
 			}
 		}()
@@ -321,9 +400,13 @@ func (t *termTracker) load(ctx context.Context) error {
 	}
 	t.loaded = true
 	t.freq = map[string]*freqTerm{}
+	t.byID = map[int64]string{}
 	t.changed = map[string]bool{}
 	t.pending = map[string]bool{}
-	rows, err := t.w.tx.QueryContext(ctx, `SELECT term, df, top FROM frequent_terms`)
+	if err := t.w.tx.QueryRowContext(ctx, `SELECT next_term FROM fts_stats WHERE id = 1`).Scan(&t.nextTerm); err != nil {
+		return fmt.Errorf("read index statistics: %w", err)
+	}
+	rows, err := t.w.tx.QueryContext(ctx, `SELECT term, id, df, top FROM frequent_terms`)
 	if err != nil {
 		return fmt.Errorf("read frequent terms: %w", err)
 	}
@@ -332,31 +415,16 @@ func (t *termTracker) load(ctx context.Context) error {
 		var term string
 		var ft freqTerm
 		var blob []byte
-		if err := rows.Scan(&term, &ft.df, &blob); err != nil {
+		if err := rows.Scan(&term, &ft.id, &ft.df, &blob); err != nil {
 			return fmt.Errorf("read frequent terms: %w", err)
 		}
 		if ft.top, err = decodeTop(blob); err != nil {
 			return fmt.Errorf("frequent term %q: %w", term, err)
 		}
 		t.freq[term] = &ft
+		t.byID[ft.id] = term
 	}
 	return rows.Err()
-}
-
-// expectDeletes is told up front how many notes may be removed, so that a
-// large batch recounts the frequent words once instead of checking every
-// removed chunk against every frequent word.
-func (t *termTracker) expectDeletes(ctx context.Context, notes int) error {
-	if t.full || notes == 0 {
-		return nil
-	}
-	if err := t.load(ctx); err != nil {
-		return err
-	}
-	if notes*len(t.freq) > 20000 {
-		t.recount = true
-	}
-	return nil
 }
 
 // inserted records a chunk just written with id.
@@ -365,6 +433,10 @@ func (t *termTracker) inserted(ctx context.Context, id int64, c *chunkData) erro
 	t.st.tokens += int64(c.tokens)
 	avgdl := t.st.avgdl()
 	if t.full {
+		if t.first == 0 {
+			t.first = id
+		}
+		t.last = id
 		select {
 		case t.accIn <- accChunk{id: id, avgdl: avgdl, c: c}:
 		case <-ctx.Done():
@@ -375,6 +447,7 @@ func (t *termTracker) inserted(ctx context.Context, id int64, c *chunkData) erro
 	if err := t.load(ctx); err != nil {
 		return err
 	}
+	ids := t.ids[:0]
 	for _, tf := range c.terms {
 		ft := t.freq[tf.term]
 		if ft == nil {
@@ -384,13 +457,22 @@ func (t *termTracker) inserted(ctx context.Context, id int64, c *chunkData) erro
 		ft.df++
 		ft.top = insertTop(ft.top, topEntry{id: id, q: quantImpact(tfPart(float64(tf.f), float64(c.tokens), avgdl))})
 		t.changed[tf.term] = true
+		ids = append(ids, ft.id)
+	}
+	t.ids = ids
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	if _, err := t.w.stmts["termsPut"].ExecContext(ctx, id, encodeIDs(nil, ids)); err != nil {
+		return fmt.Errorf("frequent terms of chunk %d: %w", id, err)
 	}
 	return nil
 }
 
 // deleting is called before the chunks [lo, hi] of one note (with tokens
-// tokens in all) leave FTS5, while the frequent words can still be checked
-// against them.
+// tokens in all) are removed: their lists say which frequent words lose
+// them.
 func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens int64) error {
 	t.st.chunks -= int64(n)
 	t.st.tokens -= tokens
@@ -400,81 +482,82 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 	if err := t.load(ctx); err != nil {
 		return err
 	}
-	for term, ft := range t.freq {
-		// the lists drop the removed chunks either way
-		kept := ft.top[:0]
-		for _, e := range ft.top {
-			if e.id < lo || e.id > hi {
-				kept = append(kept, e)
-			} else {
-				t.changed[term] = true
-			}
-		}
-		ft.top = kept
-	}
-	if t.recount {
-		return nil
-	}
-	// Which frequent words the chunks hold, asked of FTS5 in one statement
-	// (the loop over the words runs inside SQLite).
-	rows, err := t.w.stmts["freqIn"].QueryContext(ctx, lo, hi)
+	t.deleted = append(t.deleted, idRange{lo, hi})
+	rows, err := t.w.stmts["termsOf"].QueryContext(ctx, lo, hi)
 	if err != nil {
 		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var term string
-		var n int
-		if err := rows.Scan(&term, &n); err != nil {
+		var blob []byte
+		if err := rows.Scan(&blob); err != nil {
 			return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 		}
-		if ft := t.freq[term]; ft != nil {
-			ft.df -= n
-			t.changed[term] = true
+		if t.ids, err = decodeIDs(t.ids[:0], blob); err != nil {
+			return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
+		}
+		for _, tid := range t.ids {
+			if term, ok := t.byID[tid]; ok {
+				t.freq[term].df--
+				t.changed[term] = true
+			}
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
+	}
+	rows.Close()
+	if _, err := t.w.stmts["termsDel"].ExecContext(ctx, lo, hi); err != nil {
+		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
+	}
+	return nil
 }
 
-// finish writes the statistics and the frequent-terms table.
+// finish writes the statistics, the frequent-terms table and (after a
+// rebuild) the chunks' lists.
 func (t *termTracker) finish(ctx context.Context) error {
-	tx := t.w.tx
-	if _, err := tx.ExecContext(ctx, `UPDATE fts_stats SET chunks = ?, tokens = ?, generation = generation + 1 WHERE id = 1`, t.st.chunks, t.st.tokens); err != nil {
+	if t.full {
+		if err := t.finishRebuild(ctx); err != nil {
+			return err
+		}
+	} else if t.loaded {
+		if err := t.finishChanges(ctx); err != nil {
+			return err
+		}
+	}
+	if _, err := t.w.tx.ExecContext(ctx, `UPDATE fts_stats SET chunks = ?, tokens = ?, generation = generation + 1`+
+		`, next_term = max(next_term, ?) WHERE id = 1`, t.st.chunks, t.st.tokens, t.nextTerm); err != nil {
 		return fmt.Errorf("write index statistics: %w", err)
 	}
-	put := t.w.stmts["freqPut"]
-	if t.full {
-		t.close()
-		terms := make([]string, 0)
-		for term, a := range t.acc {
-			if int(a.df) >= t.threshold {
-				terms = append(terms, term)
-			}
+	return nil
+}
+
+func (t *termTracker) finishChanges(ctx context.Context) error {
+	// The lists drop the removed chunks.
+	if len(t.deleted) > 0 {
+		slices.SortFunc(t.deleted, func(a, b idRange) int { return cmpInt64(a.lo, b.lo) })
+		gone := func(id int64) bool {
+			i := sort.Search(len(t.deleted), func(i int) bool { return t.deleted[i].hi >= id })
+			return i < len(t.deleted) && t.deleted[i].lo <= id
 		}
-		sort.Strings(terms)
-		for _, term := range terms {
-			a := t.acc[term]
-			if _, err := put.ExecContext(ctx, term, a.df, encodeTop(a.top.sorted())); err != nil {
-				return fmt.Errorf("write frequent term %q: %w", term, err)
-			}
-		}
-		return nil
-	}
-	if !t.loaded {
-		return nil
-	}
-	if t.recount {
 		for term, ft := range t.freq {
-			if err := t.w.stmts["ftsCount"].QueryRowContext(ctx, ftsPhrase(term)).Scan(&ft.df); err != nil {
-				return fmt.Errorf("count frequent term %q: %w", term, err)
+			kept := ft.top[:0]
+			for _, e := range ft.top {
+				if gone(e.id) {
+					t.changed[term] = true
+				} else {
+					kept = append(kept, e)
+				}
 			}
-			t.changed[term] = true
+			ft.top = kept
 		}
 	}
 	// Words of the new chunks that may have become frequent.
 	pending := make([]string, 0, len(t.pending))
 	for term := range t.pending {
-		pending = append(pending, term)
+		if t.freq[term] == nil {
+			pending = append(pending, term)
+		}
 	}
 	sort.Strings(pending)
 	for _, term := range pending {
@@ -485,14 +568,19 @@ func (t *termTracker) finish(ctx context.Context) error {
 		if n < t.threshold {
 			continue
 		}
-		ft, err := t.build(ctx, term)
+		ft, holders, err := t.build(ctx, term)
 		if err != nil {
 			return err
+		}
+		ft.id = t.nextTerm
+		t.nextTerm++
+		if err := t.addToLists(ctx, ft.id, holders); err != nil {
+			return fmt.Errorf("frequent term %q: %w", term, err)
 		}
 		t.freq[term] = ft
 		t.changed[term] = true
 	}
-	del := t.w.stmts["freqDel"]
+	put, del := t.w.stmts["freqPut"], t.w.stmts["freqDel"]
 	changed := make([]string, 0, len(t.changed))
 	for term := range t.changed {
 		changed = append(changed, term)
@@ -501,6 +589,7 @@ func (t *termTracker) finish(ctx context.Context) error {
 	for _, term := range changed {
 		ft := t.freq[term]
 		if ft.df < t.threshold {
+			// Its id stays in the chunks' lists, ignored: ids are not reused.
 			if _, err := del.ExecContext(ctx, term); err != nil {
 				return fmt.Errorf("drop frequent term %q: %w", term, err)
 			}
@@ -508,53 +597,197 @@ func (t *termTracker) finish(ctx context.Context) error {
 		}
 		if len(ft.top) < topListLen/2 && ft.df > len(ft.top) {
 			// Deletions emptied the list: take it again from FTS5.
-			nft, err := t.build(ctx, term)
+			nft, _, err := t.build(ctx, term)
 			if err != nil {
 				return err
 			}
-			ft = nft
+			ft.top = nft.top
 		}
-		if _, err := put.ExecContext(ctx, term, ft.df, encodeTop(ft.top)); err != nil {
+		if _, err := put.ExecContext(ctx, term, ft.id, ft.df, encodeTop(ft.top)); err != nil {
 			return fmt.Errorf("write frequent term %q: %w", term, err)
 		}
 	}
 	return nil
 }
 
-// build computes a frequent word's row from FTS5: every chunk holding it,
-// with bm25() giving the word's weight (bm25 divided by FTS5's idf is the
-// same tf part reme computes).
-func (t *termTracker) build(ctx context.Context, term string) (*freqTerm, error) {
+// addToLists adds a word that has just become frequent to the lists of the
+// chunks holding it (ascending). Its id is above every id in them.
+func (t *termTracker) addToLists(ctx context.Context, tid int64, holders []int64) error {
+	get, put := t.w.stmts["termsGet"], t.w.stmts["termsPut"]
+	var ids []int64
+	for _, cid := range holders {
+		var blob []byte
+		err := get.QueryRowContext(ctx, cid).Scan(&blob)
+		if err != nil && err != sql.ErrNoRows {
+			return err
+		}
+		if ids, err = decodeIDs(ids[:0], blob); err != nil {
+			return err
+		}
+		ids = append(ids, tid)
+		if _, err := put.ExecContext(ctx, cid, encodeIDs(blob[:0], ids)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishRebuild writes what a rebuild counted: the frequent words (ids in
+// order of frequency, the most frequent first) and every chunk's list.
+func (t *termTracker) finishRebuild(ctx context.Context) error {
+	t.close()
+	type freqAcc struct {
+		term string
+		a    *termAcc
+	}
+	var terms []freqAcc
+	for term, a := range t.acc {
+		if int(a.df) >= t.threshold {
+			terms = append(terms, freqAcc{term, a})
+		}
+	}
+	slices.SortFunc(terms, func(x, y freqAcc) int {
+		if x.a.df != y.a.df {
+			return int(y.a.df - x.a.df)
+		}
+		return strings.Compare(x.term, y.term)
+	})
+	put := t.w.stmts["freqPut"]
+	curs := make([]postingCursor, len(terms))
+	for i, f := range terms {
+		id := int64(i + 1)
+		if _, err := put.ExecContext(ctx, f.term, id, f.a.df, encodeTop(f.a.top.sorted())); err != nil {
+			return fmt.Errorf("write frequent term %q: %w", f.term, err)
+		}
+		c := &curs[i]
+		if f.a.p != nil {
+			c.post = f.a.p.b
+		}
+		if t.skip > 0 {
+			// The first postings, which the count did not keep.
+			rows, err := t.w.stmts["ftsFirst"].QueryContext(ctx, ftsPhrase(f.term), t.skip)
+			if err != nil {
+				return fmt.Errorf("frequent term %q: %w", f.term, err)
+			}
+			for rows.Next() {
+				var cid int64
+				if err := rows.Scan(&cid); err != nil {
+					rows.Close()
+					return fmt.Errorf("frequent term %q: %w", f.term, err)
+				}
+				c.head = append(c.head, cid)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("frequent term %q: %w", f.term, err)
+			}
+		}
+		c.next()
+	}
+	t.nextTerm = int64(len(terms) + 1)
+	t.acc = nil
+	// Invert the postings a block of chunks at a time.
+	const block = 4096
+	lists := make([][]int64, block)
+	termsPut := t.w.stmts["termsPut"]
+	var buf []byte
+	for lo := t.first; t.first > 0 && lo <= t.last; lo += block {
+		for i := range lists {
+			lists[i] = lists[i][:0]
+		}
+		for i := range curs {
+			c := &curs[i]
+			for c.cur >= lo && c.cur < lo+block {
+				lists[c.cur-lo] = append(lists[c.cur-lo], int64(i+1))
+				c.next()
+			}
+			if c.err != nil {
+				return fmt.Errorf("frequent term %q: %w", terms[i].term, c.err)
+			}
+		}
+		for i, l := range lists {
+			if len(l) == 0 {
+				continue
+			}
+			buf = encodeIDs(buf[:0], l)
+			if _, err := termsPut.ExecContext(ctx, lo+int64(i), buf); err != nil {
+				return fmt.Errorf("frequent terms of chunk %d: %w", lo+int64(i), err)
+			}
+			t.rebuiltLists++
+		}
+	}
+	return nil
+}
+
+// postingCursor walks a frequent word's chunks in ascending order: the
+// first ones from FTS5, then the rest as counted. cur is -1 at the end.
+type postingCursor struct {
+	head []int64
+	post []byte
+	last int64
+	cur  int64
+	err  error
+}
+
+func (c *postingCursor) next() {
+	if len(c.head) > 0 {
+		c.cur, c.head = c.head[0], c.head[1:]
+		return
+	}
+	if len(c.post) == 0 {
+		c.cur = -1
+		return
+	}
+	d, k := binary.Uvarint(c.post)
+	if k <= 0 {
+		c.cur, c.err = -1, errors.New("corrupt postings")
+		return
+	}
+	c.last += int64(d)
+	c.cur, c.post = c.last, c.post[k:]
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// build computes a frequent word's row from FTS5: every chunk holding it
+// (returned in ascending order), with bm25() giving the word's weight
+// (bm25 divided by FTS5's idf is the same tf part reme computes).
+func (t *termTracker) build(ctx context.Context, term string) (*freqTerm, []int64, error) {
 	rows, err := t.w.stmts["ftsScore"].QueryContext(ctx, ftsPhrase(term))
 	if err != nil {
-		return nil, fmt.Errorf("frequent term %q: %w", term, err)
+		return nil, nil, fmt.Errorf("frequent term %q: %w", term, err)
 	}
 	defer rows.Close()
-	var scored []struct {
-		id    int64
-		score float64
-	}
+	var ids []int64
+	var scores []float64
 	for rows.Next() {
-		var s struct {
-			id    int64
-			score float64
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
+			return nil, nil, fmt.Errorf("frequent term %q: %w", term, err)
 		}
-		if err := rows.Scan(&s.id, &s.score); err != nil {
-			return nil, fmt.Errorf("frequent term %q: %w", term, err)
-		}
-		scored = append(scored, s)
+		ids = append(ids, id)
+		scores = append(scores, score)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("frequent term %q: %w", term, err)
+		return nil, nil, fmt.Errorf("frequent term %q: %w", term, err)
 	}
-	ft := &freqTerm{df: len(scored)}
+	ft := &freqTerm{df: len(ids)}
 	fidf := ftsIDF(int(t.st.chunks), ft.df)
 	h := &candHeap{}
-	for _, s := range scored {
-		h.offer(topEntry{id: s.id, q: quantImpact(-s.score / fidf)})
+	for i, id := range ids {
+		h.offer(topEntry{id: id, q: quantImpact(-scores[i] / fidf)})
 	}
 	ft.top = h.sorted()
-	return ft, nil
+	return ft, ids, nil
 }
 
 // ftsIDF is FTS5's idf, floored as FTS5 floors it.

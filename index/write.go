@@ -19,20 +19,23 @@ var writerSQL = map[string]string{
 	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
 		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"link":       `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
-	"tag":        `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
-	"chunk":      `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
-	"fts":        `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
-	"lookup":     `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
-	"touch":      `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
-	"noteChunks": `SELECT min(id), max(id), count(*), coalesce(sum(tokens), 0) FROM chunks WHERE note_id = ?`,
-	"ftsDel":     `DELETE FROM chunk_fts WHERE rowid BETWEEN ? AND ?`,
-	"freqIn": `SELECT term, n FROM (SELECT t.term, (SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH '"' || t.term || '"'
-		AND rowid BETWEEN ?1 AND ?2) AS n FROM frequent_terms t) WHERE n > 0`,
+	"link":         `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
+	"tag":          `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
+	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
+	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
+	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
+	"touch":        `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
+	"noteChunks":   `SELECT min(id), max(id), count(*), coalesce(sum(tokens), 0) FROM chunks WHERE note_id = ?`,
+	"ftsDel":       `DELETE FROM chunk_fts WHERE rowid BETWEEN ? AND ?`,
+	"termsOf":      `SELECT terms FROM chunk_terms WHERE id BETWEEN ? AND ?`,
+	"termsGet":     `SELECT terms FROM chunk_terms WHERE id = ?`,
+	"termsPut":     `INSERT OR REPLACE INTO chunk_terms(id, terms) VALUES (?, ?)`,
+	"termsDel":     `DELETE FROM chunk_terms WHERE id BETWEEN ? AND ?`,
+	"ftsFirst":     `SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid LIMIT ?`,
 	"ftsCount":     `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`,
 	"ftsCountUpTo": `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
 	"ftsScore":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ?`,
-	"freqPut":      `INSERT OR REPLACE INTO frequent_terms(term, df, top) VALUES (?, ?, ?)`,
+	"freqPut":      `INSERT OR REPLACE INTO frequent_terms(term, id, df, top) VALUES (?, ?, ?, ?)`,
 	"freqDel":      `DELETE FROM frequent_terms WHERE term = ?`,
 	"noteDel":      `DELETE FROM notes WHERE id = ?`,
 	"dirFiles":     `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
@@ -85,7 +88,7 @@ func (w *writer) clear(ctx context.Context) error {
 	for _, q := range []string{
 		`INSERT INTO chunk_fts(chunk_fts) VALUES('delete-all')`,
 		`DELETE FROM links`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
-		`DELETE FROM frequent_terms`, `UPDATE fts_stats SET chunks = 0, tokens = 0`,
+		`DELETE FROM frequent_terms`, `DELETE FROM chunk_terms`, `UPDATE fts_stats SET chunks = 0, tokens = 0, next_term = 1`,
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("clear index: %w", err)
