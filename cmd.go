@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,11 +11,14 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -22,7 +26,7 @@ const version = "0.1.0"
 
 // Globals are the flags every command takes.
 type Globals struct {
-	Workspace string `short:"w" help:"Workspace folder." env:"REME_WORKSPACE" default:"./.reme" placeholder:"DIR"`
+	Workspace string `short:"w" help:"Workspace folder ($REME_WORKSPACE, else ./.reme)." placeholder:"DIR"`
 	JSON      bool   `help:"Print results as JSON."`
 	Verbose   int    `short:"v" type:"counter" help:"Log more to stderr (-v info, -vv debug)."`
 }
@@ -30,21 +34,30 @@ type Globals struct {
 type cli struct {
 	Globals
 
-	AutoMemory   autoMemoryCmd   `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
-	AutoMemoryCC autoMemoryCCCmd `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
-	AutoResource autoResourceCmd `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
-	Watch        watchCmd        `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search       searchCmd       `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
-	Read         readCmd         `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
-	DailyList    dailyListCmd    `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
-	DailyReindex dailyReindexCmd `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
-	ListTags     listTagsCmd     `cmd:"" name:"list_tags" aliases:"list-tags" help:"List memory tags with their note counts."`
-	Move         moveCmd         `cmd:"" help:"Move or rename a note and retarget every link to it."`
-	Delete       deleteCmd       `cmd:"" help:"Delete a note and report the links that still point to it."`
-	Reindex      reindexCmd      `cmd:"" help:"Rebuild the search index from the files."`
-	Eval         evalCmd         `cmd:"" help:"Measure search recall on conversational QA data (LoCoMo's JSON shape)."`
-	Config       configCmd       `cmd:"" help:"Print the effective configuration (secrets redacted)."`
-	Version      versionCmd      `cmd:"" help:"Print the version."`
+	AutoMemory      autoMemoryCmd      `cmd:"" name:"auto_memory" aliases:"auto-memory" help:"Turn a conversation into the day's memory card."`
+	AutoMemoryCC    autoMemoryCCCmd    `cmd:"" name:"auto_memory_cc" aliases:"auto-memory-cc" help:"Turn a Claude Code session into the day's memory card (Stop hook)."`
+	AutoMemoryCodex autoMemoryCodexCmd `cmd:"" name:"auto_memory_codex" aliases:"auto-memory-codex" help:"Turn a Codex CLI session into the day's memory card (Stop hook)."`
+	AutoResource    autoResourceCmd    `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
+	Watch           watchCmd           `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
+	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Read            readCmd            `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
+	DailyList       dailyListCmd       `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
+	DailyReindex    dailyReindexCmd    `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
+	ListTags        listTagsCmd        `cmd:"" name:"list_tags" aliases:"list-tags" help:"List tags (memory_tags, tags: and #tags) with their note counts."`
+	Move            moveCmd            `cmd:"" help:"Move or rename a note and retarget every link to it."`
+	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
+	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
+	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Eval            evalCmd            `cmd:"" help:"Measure search recall on conversational QA data (LoCoMo's JSON shape)."`
+	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
+	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
+	History         historyCmd         `cmd:"" help:"List the changes reme made, run by run."`
+	Undo            undoCmd            `cmd:"" help:"Restore every file a run changed, byte for byte."`
+	Setup           setupCmd           `cmd:"" help:"Configure an agent (claude-code, codex, cursor) to use this workspace: MCP server and hooks."`
+	MCP             mcpCmd             `cmd:"" name:"mcp" help:"Serve the memory to agents over the Model Context Protocol (stdio, or HTTP with --http)."`
+	Config          configCmd          `cmd:"" aliases:"app_config,app-config" help:"Print the effective configuration (secrets redacted)."`
+	Version         versionCmd         `cmd:"" help:"Print the version."`
+	Help            helpCmd            `cmd:"" help:"Describe the commands, or one command."`
 }
 
 // App carries what commands share; dependencies open lazily so that cheap
@@ -56,11 +69,21 @@ type App struct {
 	Globals *Globals
 	Log     *slog.Logger
 	Now     func() time.Time
-	Getenv  func(string) string
+	// Getenv reads the environment, then a .env file of the working
+	// folder or one of its parents (never overriding the environment).
+	Getenv func(string) string
 
-	cfg *Config
-	ws  *store.Workspace
-	ix  *index.Index
+	level  slog.Level
+	root   string // the workspace folder, resolved once for config, files and index
+	dotEnv *dotEnv
+	cfg    *Config
+	ws     *store.Workspace
+	ix     *index.Index
+	// wrapModel, when set, wraps the chat model a job gets (the MCP server
+	// reports each model call as progress).
+	wrapModel func(llm.Client) llm.Client
+	// command is the command's name, for the journal's trigger
+	command string
 	// watching is set by the commands that run the watcher, which keeps
 	// the index in step itself and must not ask itself for freshness.
 	watching bool
@@ -73,8 +96,8 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// answerError is a failure reported the way ReMe words it: "Error: ..." on
-// stderr.
+// answerError is a mistake in what the caller gave, worded as ReMe words
+// it (without ReMe's "Error: " prefix); like any usage error it exits 2.
 type answerError struct{ msg string }
 
 func (e answerError) Error() string { return e.msg }
@@ -83,8 +106,44 @@ func (e answerError) Error() string { return e.msg }
 type kongExit int
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A Claude Code Stop hook that exits 2 blocks the user's session, so
+	// auto_memory_cc never does; its failures also go to metadata/logs/.
+	hook := isHookCommand(args)
+	given := args // as typed, for the log
+	var hookErr *bytes.Buffer
+	if hook {
+		hookErr = &bytes.Buffer{}
+		stderr = io.MultiWriter(stderr, hookErr)
+	}
 	var c cli
-	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals, Getenv: os.Getenv}
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Globals: &c.Globals}
+	app.dotEnv = loadDotEnv()
+	app.Getenv = app.dotEnv.getenv
+	defer func() {
+		if r := recover(); r != nil {
+			if k, ok := r.(kongExit); ok {
+				code = int(k)
+			} else if hook {
+				fmt.Fprintf(stderr, "reme: internal error: %v\n%s", r, debug.Stack())
+				code = 1
+			} else {
+				panic(r)
+			}
+		}
+		if hook {
+			if code == 2 {
+				code = 1
+			}
+			// a background run's stderr is the log already
+			if code != 0 && !slices.Contains(given, "--background") {
+				root := app.root
+				if root == "" {
+					root = hookWorkspace(given, app.Getenv)
+				}
+				logHookFailure(root, given, hookErr.String(), time.Now())
+			}
+		}
+	}()
 	parser, err := kong.New(&c,
 		kong.Name("reme"),
 		kong.Description("Long-term memory for LLM agents: markdown cards people can read, grep and edit, with fast search.\n\n"+
@@ -99,15 +158,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "reme: %v\n", err)
 		return 1
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if k, ok := r.(kongExit); ok {
-				code = int(k)
-				return
-			}
-			panic(r)
-		}
-	}()
 	args, err = remeArgs(parser.Model, args)
 	if err != nil {
 		return app.fail(err)
@@ -120,8 +170,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return app.fail(err)
 	}
+	app.command = strings.Fields(kctx.Command() + " ")[0]
 	app.setup()
 	defer app.close()
+	if err := app.resolveWorkspace(); err != nil {
+		return app.fail(err)
+	}
 	err = kctx.Run()
 	if err == nil {
 		app.embedAfter(context.WithoutCancel(ctx), kctx.Command())
@@ -137,6 +191,7 @@ func (a *App) setup() {
 	case a.Globals.Verbose == 1:
 		level = slog.LevelInfo
 	}
+	a.level = level
 	a.Log = slog.New(&lineHandler{w: a.Stderr, level: level})
 	a.Now = time.Now
 	if v := a.Getenv("REME_NOW"); v != "" {
@@ -145,6 +200,40 @@ func (a *App) setup() {
 			a.Now = func() time.Time { return t }
 		}
 	}
+	if a.dotEnv == nil {
+		a.dotEnv = &dotEnv{lookup: os.LookupEnv}
+	}
+	for _, w := range a.dotEnv.warnings {
+		a.Log.Warn(w)
+	}
+	if a.dotEnv.path != "" {
+		a.Log.Debug("read environment defaults", "file", a.dotEnv.path)
+	}
+}
+
+// resolveWorkspace decides the workspace folder once: the flag, else
+// REME_WORKSPACE, else ./.reme, with ~/ expanded and made absolute. Config,
+// files and index all use this one path.
+func (a *App) resolveWorkspace() error {
+	dir := a.Globals.Workspace
+	if dir == "" {
+		dir = a.Getenv("REME_WORKSPACE")
+	}
+	if dir == "" {
+		dir = "./.reme"
+	}
+	ws, err := store.OpenWorkspace(dir)
+	if err != nil {
+		return usageError{fmt.Errorf("workspace: %w", err)}
+	}
+	a.root = ws.Root
+	return nil
+}
+
+// logTo sends results and logs to w (a background run's log).
+func (a *App) logTo(w io.Writer) {
+	a.Stdout, a.Stderr = w, w
+	a.Log = slog.New(&lineHandler{w: w, level: a.level})
 }
 
 func (a *App) close() {
@@ -165,24 +254,25 @@ func (a *App) fail(err error) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(a.Stderr, "reme: cancelled")
 		return 130
+	case errors.As(err, &ae):
+		fmt.Fprintf(a.Stderr, "reme: %s\n", ae.msg)
+		fmt.Fprintln(a.Stderr, usageHint)
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(a.Stderr, "reme: %v\n", err)
-		fmt.Fprintln(a.Stderr, "Run \"reme --help\" or \"reme <command> --help\" for usage.")
+		fmt.Fprintln(a.Stderr, usageHint)
 		return 2
-	case errors.As(err, &ae):
-		fmt.Fprintf(a.Stderr, "Error: %s\n", ae.msg)
-		return 1
 	}
 	fmt.Fprintf(a.Stderr, "reme: %v\n", err)
 	return 1
 }
 
-func (a *App) workspaceDir() string { return a.Globals.Workspace }
+const usageHint = `Run "reme --help" or "reme <command> --help" for usage.`
 
 // Config loads the configuration once.
 func (a *App) Config() (*Config, error) {
 	if a.cfg == nil {
-		cfg, err := loadConfig(a.Globals.Workspace, a.Getenv)
+		cfg, err := loadConfig(a.root, a.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +287,7 @@ func (a *App) Workspace(create bool) (*store.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
-	ws, err := store.OpenWorkspace(a.Globals.Workspace)
+	ws, err := store.OpenWorkspace(a.root)
 	if err != nil {
 		return nil, err
 	}
@@ -231,10 +321,15 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(), TrustWatcher: !a.watching}
+	opt := index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
+		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger(), TrustWatcher: !a.watching}
 	opt.Embedder, opt.Reranker = a.searchModels()
 	ix, err := index.Open(ctx, ws, schemaSQL, opt)
 	if err != nil {
+		if store.LowOnSpace(ws.Root, 1<<20) {
+			// SQLite says "disk I/O error" when it cannot grow its files
+			return nil, fmt.Errorf("%w (the disk holding %s is full: no space left on device)", err, ws.Root)
+		}
 		return nil, err
 	}
 	a.ix = ix
@@ -242,14 +337,17 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 }
 
 // crashHook lets tests kill this process (SIGKILL, no cleanup) at a named
-// step of a move, to prove that the next command finishes it.
+// step of a journaled run ("dst-written"), or at its Nth step ("#3"), to
+// prove that the next command finishes or rolls it back.
 func (a *App) crashHook() func(string) error {
 	at := a.Getenv("REME_CRASH_AT")
 	if at == "" {
 		return nil
 	}
+	n := 0
 	return func(step string) error {
-		if step == at {
+		n++
+		if step == at || at == "#"+strconv.Itoa(n) {
 			p, _ := os.FindProcess(os.Getpid())
 			p.Kill()
 			select {} // the kill is asynchronous; never carry on
@@ -295,11 +393,43 @@ func (a *App) Today() (string, error) {
 	return a.Now().In(loc).Format(time.DateOnly), nil
 }
 
+// answer is what a command found or did: the text it prints, and the value
+// that --json prints. The CLI prints it and the MCP server returns it, so
+// both faces run the same code.
+type answer interface {
+	text() string
+	jsonValue() any
+}
+
+// emit prints a command's answer, or passes its error on.
+func (a *App) emit(ans answer, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.Globals.JSON {
+		return a.printJSON(ans.jsonValue())
+	}
+	_, err = io.WriteString(a.Stdout, ans.text())
+	return err
+}
+
 func (a *App) printJSON(v any) error {
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"Command to describe."`
+}
+
+func (c *helpCmd) Run(kctx *kong.Context) error {
+	_, err := kctx.Kong.Parse(append(append([]string{}, c.Command...), "--help"))
+	if err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 type versionCmd struct{}

@@ -22,13 +22,26 @@ var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 // globalValueFlags take a separate value argument.
 var globalValueFlags = map[string]bool{"--workspace": true, "-w": true}
 
+// remeKeyAliases are ReMe's parameter names where reme's flag is named
+// otherwise (keys normalised to hyphens).
+var remeKeyAliases = map[string]map[string]string{
+	"search": {"tags": "tag", "strict-date-filter": "strict-date"},
+}
+
 func remeArgs(app *kong.Application, args []string) ([]string, error) {
 	var out []string
 	i := 0
+	var node *kong.Node
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
 			break
+		}
+		// ReMe strips leading dashes from the job name: reme --search query=x
+		if name := strings.TrimLeft(a, "-"); name != "help" && !strings.Contains(name, "=") {
+			if node = findCommand(app.Node, name); node != nil {
+				break
+			}
 		}
 		out = append(out, a)
 		if globalValueFlags[a] && i+1 < len(args) {
@@ -39,11 +52,13 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 	if i >= len(args) {
 		return out, nil
 	}
-	node := findCommand(app.Node, args[i])
+	if node == nil {
+		node = findCommand(app.Node, args[i])
+	}
 	if node == nil {
 		return args, nil // let Kong report the unknown command
 	}
-	out = append(out, args[i])
+	out = append(out, node.Name)
 	flags := map[string]*kong.Flag{}
 	shorts := map[rune]*kong.Flag{}
 	for _, group := range node.AllFlags(false) {
@@ -58,10 +73,21 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 		}
 	}
 	positional := map[string]int{}
+	wordsTakeDashes := false // a list of words such as search's query takes -excluded words
 	for i, p := range node.Positional {
 		positional[strings.ReplaceAll(p.Name, "_", "-")] = i
+		wordsTakeDashes = wordsTakeDashes || p.IsSlice()
+	}
+	aliases := remeKeyAliases[node.Name]
+	normKey := func(key string) string {
+		norm := strings.ReplaceAll(key, "_", "-")
+		if a, ok := aliases[norm]; ok {
+			return a
+		}
+		return norm
 	}
 	kvPos := map[int]string{}
+	remeStyle := map[string]bool{} // positionals given as key=value
 	var bare []string
 	rest := args[i+1:]
 	for k := 0; k < len(rest); k++ {
@@ -72,15 +98,19 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 		}
 		if strings.HasPrefix(a, "--") {
 			key, val, hasVal := strings.Cut(a[2:], "=")
-			norm := strings.ReplaceAll(key, "_", "-")
+			norm := normKey(key)
 			if idx, ok := positional[norm]; ok && hasVal {
 				kvPos[idx] = unquoteJSONString(val)
+				remeStyle[norm] = true
 				continue
 			}
 			f := flags[norm]
 			switch {
 			case f == nil:
 				out = append(out, a) // Kong reports the unknown flag
+			case hasVal && f.IsSlice():
+				// ReMe strips the dashes: --tags='["a","b"]' is a list too
+				out = append(out, convertList(f, val)...)
 			case hasVal:
 				out = append(out, "--"+f.Name+"="+val)
 			default:
@@ -93,6 +123,10 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 			continue
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 && !isNumber(a) {
+			if wordsTakeDashes && !allShortFlags(a[1:], shorts) {
+				bare = append(bare, a) // search rate -burst: an excluded word
+				continue
+			}
 			out = append(out, a)
 			// -w DIR: a short flag that takes a value keeps it next to it
 			if f := shorts[rune(a[len(a)-1])]; len(a) == 2 && f != nil && !f.IsBool() && !f.IsCounter() && k+1 < len(rest) {
@@ -106,9 +140,10 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 			bare = append(bare, a)
 			continue
 		}
-		norm := strings.ReplaceAll(key, "_", "-")
+		norm := normKey(key)
 		if idx, ok := positional[norm]; ok {
 			kvPos[idx] = unquoteJSONString(val)
+			remeStyle[norm] = true
 			continue
 		}
 		if f := flags[norm]; f != nil {
@@ -116,6 +151,11 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 			continue
 		}
 		return nil, usageError{fmt.Errorf("unknown argument %q for %s (known: %s)", key, node.Name, knownKeys(node, flags))}
+	}
+	// ReMe's delete removes a folder given as path=… with everything in it;
+	// reme's own form asks for --recursive.
+	if node.Name == "delete" && remeStyle["path"] {
+		out = append(out, "--recursive")
 	}
 	var pos []string
 	for idx := 0; idx < len(node.Positional); idx++ {
@@ -182,7 +222,16 @@ func convertFlag(f *kong.Flag, raw string) []string {
 	if f.IsBool() {
 		return []string{"--" + f.Name + "=" + strings.ToLower(raw)}
 	}
-	if f.IsSlice() && strings.HasPrefix(strings.TrimSpace(raw), "[") {
+	if f.IsSlice() {
+		return convertList(f, raw)
+	}
+	return []string{"--" + f.Name + "=" + unquoteJSONString(raw)}
+}
+
+// convertList repeats a repeatable flag for each item of a JSON list; any
+// other value is one item.
+func convertList(f *kong.Flag, raw string) []string {
+	if strings.HasPrefix(strings.TrimSpace(raw), "[") {
 		var items []any
 		if json.Unmarshal([]byte(raw), &items) == nil {
 			out := make([]string, 0, len(items))
@@ -208,6 +257,17 @@ func unquoteJSONString(s string) string {
 		}
 	}
 	return s
+}
+
+// allShortFlags reports whether every letter of a -xyz argument is a
+// short flag (as in -vv).
+func allShortFlags(letters string, shorts map[rune]*kong.Flag) bool {
+	for _, r := range letters {
+		if shorts[r] == nil {
+			return false
+		}
+	}
+	return letters != ""
 }
 
 func isNumber(s string) bool {

@@ -1,20 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reme-dev/reme/index"
+	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 	"gopkg.in/yaml.v3"
 )
@@ -33,6 +34,11 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
+	Journal      JournalConfig  `yaml:"journal" json:"journal"`
+
+	file    string            // the config.yaml read, or ""
+	sources map[string]string // key path -> where its value came from
 }
 
 // MemoryConfig holds auto_memory defaults.
@@ -126,6 +132,8 @@ func defaultConfig() *Config {
 			SessionWait: Duration(10 * time.Minute)},
 		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
+		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
+		Journal:  JournalConfig{KeepDays: 90},
 	}
 }
 
@@ -142,15 +150,26 @@ var envOverrides = []struct {
 	{"REME_VISION_MODEL", func(c *Config, v string) error { c.LLM.VisionModel = v; return nil }},
 	{"REME_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
 	{"REME_LLM_TIMEOUT", func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 90s or 2m", v)
+		}
 		c.LLM.Timeout = Duration(d)
-		return err
+		return nil
 	}},
 	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
 	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
 	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
 	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
 	// API keys and the variables of other tools are read by resolveModel.
+}
+
+// envKeys names the configuration key each variable sets, for `reme config`.
+var envKeys = map[string]string{
+	"REME_TIMEZONE": "timezone", "REME_LANGUAGE": "language", "REME_MAX_FILE_BYTES": "max_file_bytes",
+	"REME_SEARCH_LIMIT": "search.limit", "REME_MODEL": "llm.model", "REME_VISION_MODEL": "llm.vision_model",
+	"REME_LLM_BASE_URL": "llm.base_url", "REME_LLM_TIMEOUT": "llm.timeout", "REME_LLM_MAX_RETRIES": "llm.max_retries",
+	"REME_LLM_PROVIDER": "llm.provider", "REME_EMBED_MODEL": "llm.embed_model", "REME_RERANK_MODEL": "llm.rerank_model",
 }
 
 func parseInt(s string, dst *int) error {
@@ -172,20 +191,17 @@ func parseInt64(s string, dst *int64) error {
 }
 
 // loadConfig reads config.yaml (optional) and applies the environment.
+// It remembers where each value came from, for `reme config`.
 func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	cfg := defaultConfig()
+	cfg.sources = map[string]string{}
 	p := filepath.Join(workspace, "config.yaml")
 	raw, err := os.ReadFile(p)
 	switch {
 	case err == nil:
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		dec.KnownFields(true) // a misspelt key is an error, not silently ignored
-		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				return nil, fmt.Errorf("%s: %s", p, strings.Join(te.Errors, "; "))
-			}
-			return nil, fmt.Errorf("%s: %v", p, err)
+		cfg.file = p
+		if err := decodeConfigYAML(raw, cfg, cfg.sources); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read %s: %w", p, err)
@@ -196,13 +212,137 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 			if err := e.set(cfg, v); err != nil {
 				return nil, fmt.Errorf("environment %s: %v", e.name, err)
 			}
+			if key, ok := envKeys[e.name]; ok {
+				cfg.sources[key] = e.name
+			}
 		}
 	}
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		if cfg.file != "" {
+			return nil, fmt.Errorf("configuration (%s and REME_* variables): %w", cfg.file, err)
+		}
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	resolveModel(&cfg.LLM, fromFile, getenv)
 	return cfg, nil
+}
+
+// decodeConfigYAML reads config.yaml into cfg. yaml.v3's own errors name Go
+// types ("cannot unmarshal !!str into int64", "field x not found in type
+// main.Config"), so the document is walked here and every mistake is told
+// in the file's terms: line, key path, what was expected.
+func decodeConfigYAML(raw []byte, cfg *Config, sources map[string]string) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	return decodeYAMLValue(doc.Content[0], reflect.ValueOf(cfg).Elem(), "", sources)
+}
+
+var durationType = reflect.TypeOf(Duration(0))
+
+func decodeYAMLValue(n *yaml.Node, v reflect.Value, key string, sources map[string]string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil // "key:" with no value keeps the default
+	}
+	where := fmt.Sprintf("line %d: %s", n.Line, key)
+	if v.Kind() == reflect.Struct {
+		if n.Kind != yaml.MappingNode {
+			if key == "" {
+				return fmt.Errorf("line %d: the file must be a mapping of keys such as \"timezone: UTC\", not %s", n.Line, yamlKindName(n))
+			}
+			return fmt.Errorf("%s must be a mapping of keys, not %s", where, yamlKindName(n))
+		}
+		fields := map[string]reflect.Value{}
+		var names []string
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" || !f.IsExported() {
+				continue
+			}
+			fields[name] = v.Field(i)
+			names = append(names, name)
+		}
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if key != "" {
+				path = key + "." + k.Value
+			}
+			if line, dup := seen[k.Value]; dup {
+				return fmt.Errorf("line %d: %s is set twice (first on line %d)", k.Line, path, line)
+			}
+			seen[k.Value] = k.Line
+			f, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown key %s (known here: %s)", k.Line, path, strings.Join(names, ", "))
+			}
+			if err := decodeYAMLValue(val, f, path, sources); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("%s must be a single value, not %s", where, yamlKindName(n))
+	}
+	switch {
+	case v.Type() == durationType:
+		d, err := time.ParseDuration(n.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a duration such as 90s or 2m", where, n.Value)
+		}
+		v.SetInt(int64(d))
+	case v.Kind() == reflect.String:
+		v.SetString(n.Value)
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if err != nil {
+			return fmt.Errorf("%s must be true or false, not %q", where, n.Value)
+		}
+		v.SetBool(b)
+	case v.CanInt():
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%s must be a whole number, not %q", where, n.Value)
+		}
+		v.SetInt(i)
+	case v.CanFloat():
+		f, err := strconv.ParseFloat(n.Value, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%s must be a number, not %q", where, n.Value)
+		}
+		v.SetFloat(f)
+	default:
+		// Lists and maps: let yaml.v3 decode, and word its error without
+		// Go type names.
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			return fmt.Errorf("%s has the wrong form (%s)", where, yamlTypeWords.ReplaceAllString(err.Error(), ""))
+		}
+	}
+	sources[key] = "config.yaml"
+	return nil
+}
+
+var yamlTypeWords = regexp.MustCompile(`yaml: |unmarshal errors:\n\s*| into [\w.\[\]*]+|!!`)
+
+func yamlKindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return fmt.Sprintf("the value %q", n.Value)
+	}
 }
 
 func (c *Config) validate() error {
@@ -240,6 +380,12 @@ func (c *Config) validate() error {
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
+	}
+	if err := c.Maintain.validate(); err != nil {
+		return err
+	}
+	if c.Journal.KeepDays < 1 {
+		return fmt.Errorf("journal.keep_days must be at least 1")
 	}
 	switch c.LLM.Provider {
 	case "", providerCohere, providerOpenAI:
@@ -283,12 +429,95 @@ func (c *Config) redacted() *Config {
 	return &r
 }
 
+// effective is the configuration as `reme config` shows it: redacted, with
+// what an empty value means filled in (the resolved time zone, the default
+// language; the model and API address are resolved on loading) and notes
+// saying, per key path, where a value came from.
+func (c *Config) effective(getenv func(string) string) (*Config, map[string]string) {
+	r := c.redacted()
+	notes := map[string]string{}
+	for k, src := range c.sources {
+		notes[k] = "from " + src
+	}
+	if r.Timezone == "" {
+		r.Timezone = localZoneName(getenv)
+		notes["timezone"] = "the host's local time"
+	}
+	if loc, err := c.Location(); err == nil {
+		_, off := time.Now().In(loc).Zone()
+		notes["timezone"] = joinNote(notes["timezone"], "now UTC"+formatOffset(off))
+	}
+	if r.Language == "" {
+		r.Language = "en"
+		notes["language"] = "default"
+	}
+	defaults := map[string][2]string{ // key -> value in effect, the provider's default
+		"llm.model":        {r.LLM.Model, llm.DefaultModel},
+		"llm.vision_model": {r.LLM.VisionModel, llm.DefaultVisionModel},
+		"llm.base_url":     {r.LLM.BaseURL, llm.DefaultCohereURL},
+	}
+	if r.LLM.Provider == providerOpenAI {
+		defaults = map[string][2]string{"llm.model": {r.LLM.Model, llm.DefaultOpenAIModel}, "llm.base_url": {r.LLM.BaseURL, llm.DefaultOpenAIURL}}
+	}
+	for k, v := range defaults {
+		if _, set := c.sources[k]; !set && r.LLM.Provider != "" && v[0] == v[1] {
+			notes[k] = "default for " + r.LLM.Provider
+		}
+	}
+	if r.LLM.BaseURL != c.LLM.BaseURL {
+		notes["llm.base_url"] = joinNote(notes["llm.base_url"], "credentials hidden")
+	}
+	return r, notes
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func formatOffset(sec int) string {
+	sign := "+"
+	if sec < 0 {
+		sign, sec = "-", -sec
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, sec/3600, sec/60%60)
+}
+
+// localZoneName is the IANA name of the host's time zone where it can be
+// found ($TZ, /etc/localtime, /etc/timezone), else "Local".
+func localZoneName(getenv func(string) string) string {
+	if tz := strings.TrimPrefix(getenv("TZ"), ":"); tz != "" {
+		if i := strings.Index(tz, "zoneinfo/"); i >= 0 {
+			return tz[i+len("zoneinfo/"):]
+		}
+		if !strings.HasPrefix(tz, "/") {
+			return tz
+		}
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if i := strings.Index(target, "zoneinfo/"); i >= 0 {
+			return target[i+len("zoneinfo/"):]
+		}
+	}
+	if b, err := os.ReadFile("/etc/timezone"); err == nil {
+		if name := strings.TrimSpace(string(b)); name != "" {
+			return name
+		}
+	}
+	return "Local"
+}
+
 type configCmd struct{}
 
 func (configCmd) Help() string {
 	return `Prints the effective configuration: defaults, then <workspace>/config.yaml, then
-REME_* environment variables. The "# model:" line says which provider and model
-are in use and why. Secrets are shown only as "(set)", credentials in URLs as ***.`
+REME_* environment variables (and a .env file in the working folder or one of
+its parents, for variables the environment does not set). The "# model:" line
+says which provider and model are in use and why; comments say where a value
+came from and what an empty value means (the host's time zone, the default
+model). Secrets are shown only as "(set)", credentials in URLs as ***.`
 }
 
 func (configCmd) Run(ctx context.Context, app *App) error {
@@ -296,22 +525,63 @@ func (configCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	r := cfg.redacted()
+	eff, notes := cfg.effective(app.Getenv)
 	if app.Globals.JSON {
-		return app.printJSON(r)
-	}
-	type yamlView struct {
-		Config `yaml:",inline"`
-		APIKey string `yaml:"api_key"`
+		return app.printJSON(struct {
+			Workspace  string `json:"workspace"`
+			ConfigFile string `json:"config_file"`
+			EnvFile    string `json:"env_file"`
+			*Config
+			Notes map[string]string `json:"notes"`
+		}{app.root, cfg.file, app.dotEnv.path, eff, notes})
 	}
 	key := "(none)"
-	if r.LLM.APIKey != "" {
-		key = "(set, from " + r.LLM.APIKeyFrom + ")"
+	if eff.LLM.APIKey != "" {
+		key = "(set, from " + eff.LLM.APIKeyFrom + ")"
 	}
-	b, err := yaml.Marshal(yamlView{Config: *r, APIKey: key})
+	var doc yaml.Node
+	if err := doc.Encode(struct {
+		Config `yaml:",inline"`
+		APIKey string `yaml:"api_key"`
+	}{*eff, key}); err != nil {
+		return err
+	}
+	annotateYAML(&doc, "", notes)
+	b, err := yaml.Marshal(&doc)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "# workspace: %s\n# model: %s\n%s", app.workspaceDir(), r.LLM.describe(), b)
-	return nil
+	fmt.Fprintf(app.Stdout, "# workspace: %s\n", app.root)
+	if cfg.file != "" {
+		fmt.Fprintf(app.Stdout, "# config file: %s\n", cfg.file)
+	} else {
+		fmt.Fprintf(app.Stdout, "# config file: none (%s would be read)\n", filepath.Join(app.root, "config.yaml"))
+	}
+	if app.dotEnv.path != "" {
+		fmt.Fprintf(app.Stdout, "# .env file: %s\n", app.dotEnv.path)
+	}
+	fmt.Fprintf(app.Stdout, "# model: %s\n", eff.LLM.describe())
+	_, err = app.Stdout.Write(b)
+	return err
+}
+
+// annotateYAML puts each note as a line comment on its key.
+func annotateYAML(n *yaml.Node, prefix string, notes map[string]string) {
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			annotateYAML(c, prefix, notes)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := prefix + k.Value
+		if note, ok := notes[path]; ok && v.Kind == yaml.ScalarNode {
+			v.LineComment = note
+		}
+		annotateYAML(v, path+".", notes)
+	}
 }

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/claudecode"
+	"github.com/reme-dev/reme/jobs/codex"
 	"github.com/reme-dev/reme/store"
 )
 
@@ -37,18 +40,22 @@ timeCreated, created_time, also inside "metadata").`
 }
 
 func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, error) {
 	cfg, err := app.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msgs, closeMsgs, err := openArgOrInput(c.Messages, app.Stdin, cfg.AutoMemory.MaxMessagesBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeMsgs()
 	env, err := app.jobEnv(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	include := cfg.AutoMemory.IncludeImages
 	if c.IncludeImages != nil {
@@ -59,7 +66,7 @@ func (c *autoMemoryCmd) Run(ctx context.Context, app *App) error {
 		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
 		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
-	return app.reportMemory(res, err)
+	return app.memoryAnswer(res, err)
 }
 
 // openArgOrInput resolves a value given inline, as @FILE, or as - (stdin),
@@ -112,6 +119,19 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 
 // reportMemory prints an auto_memory result: JSON, or one summary line.
 func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
+	return a.emit(a.memoryAnswer(res, err))
+}
+
+// memoryAnswer is an auto_memory result.
+type memoryAnswer jobs.AutoMemoryResult
+
+func (m *memoryAnswer) jsonValue() any { return (*jobs.AutoMemoryResult)(m) }
+
+func (m *memoryAnswer) text() string { return memorySummary((*jobs.AutoMemoryResult)(m)) + "\n" }
+
+// memoryAnswer logs an auto_memory result's warnings and words its error
+// as the CLI reports it.
+func (a *App) memoryAnswer(res *jobs.AutoMemoryResult, err error) (*memoryAnswer, error) {
 	if res != nil {
 		for _, w := range res.Warnings {
 			a.Log.Warn(w)
@@ -122,15 +142,11 @@ func (a *App) reportMemory(res *jobs.AutoMemoryResult, err error) error {
 	}
 	if err != nil {
 		if errors.Is(err, jobs.ErrInput) || errors.Is(err, store.ErrMessages) {
-			return answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
+			return nil, answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
 		}
-		return err
+		return nil, err
 	}
-	if a.Globals.JSON {
-		return a.printJSON(res)
-	}
-	fmt.Fprintln(a.Stdout, memorySummary(res))
-	return nil
+	return (*memoryAnswer)(res), nil
 }
 
 func memorySummary(r *jobs.AutoMemoryResult) string {
@@ -169,13 +185,17 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log}
+	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
+		Journal: ix.Journal(), Trigger: a.trigger()}
 	model, err := a.ChatModel()
 	if err != nil {
 		return nil, err
 	}
 	if model != nil {
-		env.Model, env.ModelID, env.VisionModelID = model, cfg.LLM.Model, cfg.LLM.VisionModel
+		if a.wrapModel != nil {
+			model = a.wrapModel(model)
+		}
+		env.Model, env.ModelID, env.VisionModelID = a.observe(model), cfg.LLM.Model, cfg.LLM.VisionModel
 	}
 	return env, nil
 }
@@ -187,8 +207,8 @@ func (j jobIndex) UpdatePaths(ctx context.Context, paths ...string) error {
 	return j.ix.UpdatePaths(ctx, paths...)
 }
 
-func (j jobIndex) Rename(ctx context.Context, src, dst string) error {
-	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{})
+func (j jobIndex) Rename(ctx context.Context, run *store.Run, src, dst string) error {
+	_, err := j.ix.Move(ctx, src, dst, index.MoveOptions{Run: run})
 	return err
 }
 
@@ -226,18 +246,77 @@ type autoMemoryCCCmd struct {
 	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
 	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
 	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
+	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
+	// Background marks the detached run a hook starts; it logs with time
+	// stamps to metadata/logs/auto_memory_cc.log.
+	Background bool `hidden:""`
 }
 
 func (autoMemoryCCCmd) Help() string {
 	return `For a Claude Code Stop hook: reads the hook's JSON on stdin (session_id,
-transcript_path), copies the transcript's new entries to
-session/claude_code/<session_id>.jsonl, and updates the session's card of the day
-like auto_memory. User and assistant text are kept, tool calls become one-line
-summaries, thinking and injected reminders are dropped.`
+transcript_path, ...), appends the transcript's new entries to
+session/claude_code/<session_id>.jsonl (durably, before returning), then
+returns at once while a background process updates the session's card of the
+day like auto_memory, holding the session's lock: Stop events that come
+quickly one after another queue behind it, and entries stay pending until a
+run has distilled them (the next Stop retries a run that did not finish). The
+background run writes to metadata/logs/auto_memory_cc.log. --wait distils in
+the foreground instead.
+
+User and assistant text are kept, tool calls become one-line summaries,
+thinking, sidechains and injected reminders are dropped. It never exits 2
+(which Claude Code reads as "keep going"): mistakes exit 1 and are logged too.`
+}
+
+// sessionSource is an agent whose sessions a hook imports: Claude Code or
+// Codex. Both hooks take the same input and run the same way.
+type sessionSource struct {
+	agent   string // for messages
+	command string // the command, for the background run
+	kind    string // names the session's marks under metadata/sessions/
+	find    func(sid string, getenv func(string) string, home string) (string, error)
+	// save stores what the transcript gained; it returns the copy's path
+	// and how many entries were new
+	save   func(ctx context.Context, env *jobs.Env, req jobs.AutoMemoryCCRequest) (string, int, error)
+	distil func(ctx context.Context, env *jobs.Env, req jobs.AutoMemoryCCRequest) (*jobs.AutoMemoryResult, error)
+}
+
+var claudeSource = sessionSource{
+	agent: "Claude Code", command: "auto_memory_cc", kind: "claude_code_hook", find: claudecode.FindTranscript,
+	save: func(ctx context.Context, env *jobs.Env, req jobs.AutoMemoryCCRequest) (string, int, error) {
+		ap, err := jobs.SaveNewClaudeEntries(ctx, env, req)
+		if err != nil {
+			return "", 0, err
+		}
+		return ap.Path, ap.New, nil
+	},
+	distil: jobs.AutoMemoryCC,
+}
+
+var codexSource = sessionSource{
+	agent: "Codex", command: "auto_memory_codex", kind: "codex_hook", find: codex.FindTranscript,
+	save: func(ctx context.Context, env *jobs.Env, req jobs.AutoMemoryCCRequest) (string, int, error) {
+		cp, err := jobs.SaveCodexSession(ctx, env, req)
+		if err != nil {
+			return "", 0, err
+		}
+		return cp.Path, cp.New, nil
+	},
+	distil: jobs.AutoMemoryCodex,
 }
 
 func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
+	return c.run(ctx, app, claudeSource)
+}
+
+func (c *autoMemoryCCCmd) run(ctx context.Context, app *App, src sessionSource) error {
+	if c.Background {
+		app.logTo(&linePrefixer{w: app.Stderr, tag: fmt.Sprintf("[%s pid %d]", c.SessionID, os.Getpid()), now: time.Now})
+	}
 	sid, transcript := c.SessionID, c.TranscriptPath
+	if sid == "" && isTerminal(app.Stdin) {
+		return answerError{src.command + " reads the " + src.agent + " hook's JSON on stdin; to run it by hand give session_id=ID (and transcript_path=FILE)"}
+	}
 	if sid == "" {
 		in, err := claudecode.ParseHookInput(app.Stdin)
 		if err != nil {
@@ -253,24 +332,124 @@ func (c *autoMemoryCCCmd) Run(ctx context.Context, app *App) error {
 	}
 	if transcript == "" {
 		home, _ := os.UserHomeDir()
-		p, err := claudecode.FindTranscript(sid, app.Getenv, home)
+		p, err := src.find(sid, app.Getenv, home)
 		if err != nil {
 			return err
 		}
 		transcript = p
 	}
+	cfg, err := app.Config()
+	if err != nil {
+		return err // a broken config shows in the hook at once, not only in the log
+	}
+	req := jobs.AutoMemoryCCRequest{
+		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
+		Language: c.Language, Fallback: c.Fallback,
+		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
+	}
+	if !c.Wait && !c.Background {
+		return c.queue(ctx, app, req, src)
+	}
 	env, err := app.jobEnv(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := app.Config()
+	res, err := src.distil(ctx, env, req)
+	if c.Background {
+		markUnfinished(env.WS, src.kind, sid, err != nil)
+	}
+	return app.reportMemory(res, err)
+}
+
+// queue is the Stop hook's fast path: save the new entries, start the
+// background run, return.
+func (c *autoMemoryCCCmd) queue(ctx context.Context, app *App, req jobs.AutoMemoryCCRequest, src sessionSource) error {
+	ws, err := app.Workspace(true)
 	if err != nil {
 		return err
 	}
-	res, err := jobs.AutoMemoryCC(ctx, env, jobs.AutoMemoryCCRequest{
-		SessionID: sid, TranscriptPath: transcript, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback,
-		MaxTranscriptBytes: cfg.AutoMemory.MaxTranscriptBytes, Wait: time.Duration(cfg.AutoMemory.SessionWait),
-	})
-	return app.reportMemory(res, err)
+	// Saving needs no index and no model: the hook opens neither.
+	copyPath, newEntries, err := src.save(ctx, &jobs.Env{WS: ws, Log: app.Log}, req)
+	if err != nil {
+		return app.reportMemory(nil, err)
+	}
+	retry := unfinished(ws, src.kind, req.SessionID)
+	out := map[string]any{"session_id": req.SessionID, "copy": copyPath, "new_entries": newEntries, "retry": retry}
+	if newEntries == 0 && !retry {
+		if app.Globals.JSON {
+			return app.printJSON(out)
+		}
+		fmt.Fprintf(app.Stdout, "nothing new in %s\n", copyPath)
+		return nil
+	}
+	// set before the start, so that a run that never starts is retried too
+	markUnfinished(ws, src.kind, req.SessionID, true)
+	pid, logPath, err := app.startDistiller(src.command, c, req.SessionID, req.TranscriptPath)
+	if err != nil {
+		return fmt.Errorf("start the background run: %w (the entries are saved in %s; the next call distils them, or run with --wait)", err, copyPath)
+	}
+	if app.Globals.JSON {
+		out["background_pid"], out["log"] = pid, logPath
+		return app.printJSON(out)
+	}
+	what := fmt.Sprintf("saved %d new entries to %s; distilling them", newEntries, copyPath)
+	if newEntries == 0 {
+		what = fmt.Sprintf("nothing new in %s; distilling what an unfinished run left", copyPath)
+	}
+	fmt.Fprintf(app.Stdout, "%s in the background (pid %d, log %s)\n", what, pid, logPath)
+	return nil
+}
+
+// unfinishedPath marks a session whose last background run was started and
+// has not succeeded (it failed, was killed, or is still running): the next
+// Stop starts another even when the transcript has nothing new.
+func unfinishedPath(ws *store.Workspace, kind, sid string) string {
+	return ws.MetadataPath("sessions", kind, sid+".unfinished")
+}
+
+func unfinished(ws *store.Workspace, kind, sid string) bool {
+	_, err := os.Stat(unfinishedPath(ws, kind, sid))
+	return err == nil
+}
+
+// markUnfinished sets or clears the mark; it is best effort, as its loss
+// only delays a retry until the next new entry.
+func markUnfinished(ws *store.Workspace, kind, sid string, on bool) {
+	p := unfinishedPath(ws, kind, sid)
+	if !on {
+		_ = os.Remove(p)
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
+}
+
+type autoMemoryCodexCmd struct {
+	SessionID      string `name:"session-id" help:"Codex session id (default: read the Stop-hook JSON on stdin)." placeholder:"ID"`
+	TranscriptPath string `name:"transcript-path" help:"Rollout file (default: found under $CODEX_HOME or ~/.codex/sessions)." placeholder:"FILE"`
+	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
+	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
+	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
+	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
+	Background     bool   `hidden:""`
+}
+
+func (autoMemoryCodexCmd) Help() string {
+	return `For a Codex Stop hook (~/.codex/hooks.json; reme setup codex writes it), or
+by hand with session_id=ID: copies the session's rollout
+(~/.codex/sessions/YYYY/MM/DD/rollout-...-<session_id>.jsonl) into
+session/codex/<session_id>.jsonl, then updates the session's card of the day
+in the background, as auto_memory_cc does for Claude Code (its log is
+metadata/logs/auto_memory_cc.log). --wait distils in the foreground instead.
+
+User and assistant messages are kept without the context Codex adds
+(environment, AGENTS.md and user instructions); tool calls and their output
+become one-line summaries; reasoning is dropped. It never exits 2.`
+}
+
+func (c *autoMemoryCodexCmd) Run(ctx context.Context, app *App) error {
+	cc := autoMemoryCCCmd(*c)
+	return cc.run(ctx, app, codexSource)
 }

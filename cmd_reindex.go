@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/reme-dev/reme/index"
 )
 
-type reindexCmd struct{}
+type reindexCmd struct {
+	Scope string `enum:"all,bm25,tag,embedding" default:"all" help:"ReMe's index scopes: all, bm25 and tag rebuild the one index reme keeps (text, links and tags together); embedding has nothing to rebuild without an embedding model."`
+}
 
 func (reindexCmd) Help() string {
 	return `Throws the index content away and indexes every note under daily/ and digest/
@@ -18,7 +19,22 @@ again. Prints a line for every file that failed or was skipped, and a total.
 Raw resources and session files are never indexed for search.`
 }
 
-func (reindexCmd) Run(ctx context.Context, app *App) error {
+func (c reindexCmd) Run(ctx context.Context, app *App) error {
+	if c.Scope == "embedding" {
+		msg := "No embedding index is configured: nothing to rebuild."
+		if app.searchModelsSet() {
+			// the embedding pass after every reindex computes what is missing
+			if _, err := app.Index(ctx, false); err != nil {
+				return err
+			}
+			msg = "Embeddings are computed for every chunk that has none."
+		}
+		if app.Globals.JSON {
+			return app.printJSON([]index.FileResult{})
+		}
+		fmt.Fprintln(app.Stdout, msg)
+		return nil
+	}
 	// A rebuild makes garbage for minutes: collect it sooner than a
 	// short-lived command does, and keep the heap well under the limit
 	// (SQLite's page cache and FTS5's table come on top of it).
@@ -28,26 +44,9 @@ func (reindexCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	var mu sync.Mutex
-	lastPrint := time.Time{}
-	printed := false
-	progress := func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if now.Sub(start) < time.Second || now.Sub(lastPrint) < time.Second {
-			return
-		}
-		lastPrint, printed = now, true
-		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", done, total)
-	}
-	rep, err := ix.Rebuild(ctx, progress)
+	rep, err := ix.Rebuild(ctx, app.progress("reindex", "notes"))
 	if err != nil {
 		return err
-	}
-	if printed {
-		fmt.Fprintf(app.Stderr, "reindex: %d/%d notes\n", rep.Added, rep.Added)
 	}
 	failed, skipped := 0, 0
 	for _, p := range rep.Problems {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -30,7 +31,7 @@ func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
 	var changes []jobs.ResourceChange
 	if c.Changes != "" {
 		if err := json.Unmarshal([]byte(c.Changes), &changes); err != nil {
-			return answerError{"AutoResourceStep requires changes: list[dict] (" + err.Error() + ")"}
+			return answerError{"AutoResourceStep requires changes: list[dict] (" + jsonProblem(err) + ")"}
 		}
 	}
 	for _, p := range c.Paths {
@@ -62,6 +63,22 @@ func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
 		return fmt.Errorf("%d of %d resource change(s) failed", countFailed(res), len(res.Results))
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a JSON argument in the user's terms
+// (encoding/json's own messages name Go types).
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%s must not be a JSON %s", typ.Field, typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("got a JSON %s", typ.Value)
+	}
+	return "not valid JSON"
 }
 
 func resourceLine(it jobs.ResourceItem) string {

@@ -21,8 +21,9 @@ type searchCmd struct {
 	StartDate  string   `name:"start-date" help:"Only notes dated on or after this day (date from the path)." placeholder:"YYYY-MM-DD"`
 	EndDate    string   `name:"end-date" help:"Only notes dated on or before this day." placeholder:"YYYY-MM-DD"`
 	StrictDate bool     `name:"strict-date" help:"With a date bound, also leave out undated notes such as digest/."`
-	Tag        []string `help:"Only notes with this memory tag (repeatable: any of them)." placeholder:"TAG"`
+	Tag        []string `help:"Only notes with this tag: memory_tags, tags: or #tag, any case (repeatable: any of them)." placeholder:"TAG"`
 	Path       []string `help:"Only paths starting with this prefix (repeatable)." placeholder:"PREFIX"`
+	Archived   bool     `help:"Also search what maintain archived (archive/)."`
 	Context    *int     `help:"Lines shown around the hits (default 1; config search.context)." placeholder:"N"`
 	Full       bool     `help:"Show the whole section around the hits instead of a window."`
 	Links      bool     `help:"Also list the notes each result links to and is linked from."`
@@ -49,30 +50,54 @@ the N indexed chunks. --min-score compares with it.`
 }
 
 func (c *searchCmd) Run(ctx context.Context, app *App) error {
+	return app.emit(c.answer(ctx, app))
+}
+
+// searchAnswer is what a search found: ReMe's search metadata (results,
+// link_expansion, counts) with reme's additions.
+type searchAnswer index.SearchResponse
+
+func (s *searchAnswer) jsonValue() any { return (*index.SearchResponse)(s) }
+
+func (s *searchAnswer) text() string {
+	var b strings.Builder
+	if len(s.Results) == 0 {
+		b.WriteString(noResults + "\n")
+	}
+	if s.Message != "" {
+		b.WriteString(s.Message + "\n")
+	}
+	for _, r := range s.Results {
+		writeResult(&b, r)
+	}
+	return b.String()
+}
+
+func (c *searchCmd) answer(ctx context.Context, app *App) (*searchAnswer, error) {
 	query := strings.TrimSpace(strings.Join(c.Query, " "))
 	if query == "" {
-		return answerError{"query cannot be empty"}
+		return nil, answerError{"query cannot be empty"}
 	}
 	cfg, err := app.Config()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	loc, err := cfg.Location()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag,
-		PathPrefixes: c.Path, Context: cfg.Search.Context, MaxLines: cfg.Search.MaxLines, Full: c.Full, Links: c.Links,
-		Literal: c.Literal, Now: app.Now(), Location: loc}
+		PathPrefixes: c.Path, Archived: c.Archived, Context: cfg.Search.Context, MaxLines: cfg.Search.MaxLines, Full: c.Full,
+		Links: c.Links, Literal: c.Literal, Now: app.Now(), Location: loc}
 	if c.Limit != nil {
 		if *c.Limit <= 0 {
-			return usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}
+			return nil, usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}
 		}
 		opt.Limit = *c.Limit
 	}
 	if c.Context != nil {
 		if *c.Context < 0 {
-			return usageError{fmt.Errorf("--context must be 0 or more, not %d", *c.Context)}
+			return nil, usageError{fmt.Errorf("--context must be 0 or more, not %d", *c.Context)}
 		}
 		opt.Context = *c.Context
 	}
@@ -86,12 +111,12 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 		}
 		v, err := store.NormalizeDate(d.in)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %v", d.flag, err)}
+			return nil, usageError{fmt.Errorf("%s: %v", d.flag, err)}
 		}
 		*d.out = v
 	}
 	if opt.StartDate != "" && opt.EndDate != "" && opt.StartDate > opt.EndDate {
-		return usageError{fmt.Errorf("--start-date %s is after --end-date %s", opt.StartDate, opt.EndDate)}
+		return nil, usageError{fmt.Errorf("--start-date %s is after --end-date %s", opt.StartDate, opt.EndDate)}
 	}
 	for i, p := range opt.PathPrefixes {
 		opt.PathPrefixes[i] = strings.TrimPrefix(p, "./")
@@ -101,43 +126,28 @@ func (c *searchCmd) Run(ctx context.Context, app *App) error {
 	}
 	ix, err := app.Index(ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, rep, err := ix.SearchFresh(ctx, opt)
 	if rep != nil {
 		app.warnProblems(rep)
 	}
 	if errors.Is(err, index.ErrNoValidTags) {
-		return answerError{err.Error()}
+		return nil, answerError{err.Error()}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range resp.Warnings {
 		app.Log.Warn(w)
 	}
-	if app.Globals.JSON {
-		return app.printJSON(resp)
-	}
-	var b strings.Builder
-	if len(resp.Results) == 0 {
-		b.WriteString(noResults + "\n")
-		if resp.Message != "" {
-			b.WriteString(resp.Message + "\n")
-		}
-	} else if resp.Message != "" {
-		b.WriteString(resp.Message + "\n")
-	}
-	for _, r := range resp.Results {
-		writeResult(&b, r, c.Links)
-	}
-	_, err = fmt.Fprint(app.Stdout, b.String())
-	return err
+	return (*searchAnswer)(resp), nil
 }
 
 // writeResult renders one result: ReMe's header line (with the section
-// and the rung it matched), then the window's lines as they are in the file.
-func writeResult(b *strings.Builder, r index.Result, links bool) {
+// and the rung it matched), then the window's lines as they are in the file,
+// then its links when they were asked for.
+func writeResult(b *strings.Builder, r index.Result) {
 	fmt.Fprintf(b, "========== %s:%d-%d ", r.Path, r.StartLine, r.EndLine)
 	switch {
 	case r.Match == "date":
@@ -159,10 +169,8 @@ func writeResult(b *strings.Builder, r index.Result, links bool) {
 	} else {
 		fmt.Fprintf(b, "name: %s\ndescription: %s\n", r.Name, r.Description)
 	}
-	if links {
-		writeNeighbors(b, "outlinks", "→", r.Outlinks)
-		writeNeighbors(b, "inlinks", "←", r.Inlinks)
-	}
+	writeNeighbors(b, "outlinks", "→", r.Outlinks)
+	writeNeighbors(b, "inlinks", "←", r.Inlinks)
 }
 
 func writeNeighbors(b *strings.Builder, label, arrow string, ns []index.Neighbor) {

@@ -19,7 +19,8 @@ func TestImportRules(t *testing.T) {
 		"index":           {"store"},
 		"jobs/extractive": {"store"},
 		"jobs/claudecode": {"store"},
-		"jobs":            {"store", "jobs/llm", "vision", "jobs/extractive", "jobs/claudecode"},
+		"jobs/codex":      {"store"},
+		"jobs":            {"store", "jobs/llm", "vision", "jobs/extractive", "jobs/claudecode", "jobs/codex"},
 	}
 	for pkg, ok := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg).Output()

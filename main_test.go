@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,10 @@ func scriptParams(provider, dir string, files []string) testscript.Params {
 			"watchsignal":     cmdWatchSignal,
 			"manynotes":       cmdManyNotes,
 			"waitvouched":     cmdWaitVouched,
+			"waitbg":          cmdWaitBackground,
+			"appendfile":      cmdAppendFile,
+			"seedmemory":      cmdSeedMemory,
+			"treesums":        cmdTreeSums,
 			// truncate-index cuts a file in half, as a crash or a full disk might
 			"truncate-index": func(ts *testscript.TestScript, neg bool, args []string) {
 				p := ts.MkAbs(args[0])
@@ -195,6 +200,43 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("timed out waiting for %s (gone: %v)", args[0], neg)
+}
+
+// backgroundPID finds the background run's pid in a hook's output (JSON or
+// text).
+var backgroundPID = regexp.MustCompile(`"background_pid": (\d+)|\(pid (\d+),`)
+
+// cmdWaitBackground waits (up to 60 s) until the background run started by
+// the last auto_memory_cc has ended.
+func cmdWaitBackground(ts *testscript.TestScript, neg bool, args []string) {
+	m := backgroundPID.FindStringSubmatch(ts.ReadFile("stdout"))
+	if m == nil {
+		ts.Fatalf("waitbg: no background pid in the last stdout")
+	}
+	pid, _ := strconv.Atoi(m[1] + m[2])
+	waitGone(ts.Fatalf, pid)
+}
+
+func waitGone(fatalf func(string, ...any), pid int) {
+	deadline := time.Now().Add(60 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			fatalf("background run %d still running after 60 s", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdAppendFile appends a file to another, as a transcript grows.
+func cmdAppendFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: appendfile SRC DST")
+	}
+	f, err := os.OpenFile(ts.MkAbs(args[1]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	ts.Check(err)
+	_, err = f.WriteString(ts.ReadFile(args[0]))
+	ts.Check(err)
+	ts.Check(f.Close())
 }
 
 // cmdModelRequests writes the chat request bodies the latest fake server

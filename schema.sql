@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 -- One row per indexed note (markdown under daily/ and digest/).
 CREATE TABLE notes (
@@ -27,24 +27,44 @@ CREATE INDEX notes_session_id ON notes(session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX notes_source_conversation ON notes(source_conversation) WHERE source_conversation IS NOT NULL;
 CREATE INDEX notes_source_resource ON notes(source_resource) WHERE source_resource IS NOT NULL;
 
--- Wikilinks found in note bodies, one row per occurrence.
+-- Links, one row per occurrence: wikilinks and markdown links to workspace
+-- files in note bodies, and wikilinks in frontmatter values. Each is
+-- resolved as Obsidian resolves it; links whose name a new or removed note
+-- has are resolved again by the sync that sees it.
 CREATE TABLE links (
-  note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-  target  TEXT NOT NULL,                      -- literal workspace path
-  anchor  TEXT NOT NULL DEFAULT '',
-  alias   TEXT NOT NULL DEFAULT '',
-  embed   INTEGER NOT NULL DEFAULT 0,
-  line    INTEGER NOT NULL
+  note_id    INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+  target     TEXT NOT NULL,                   -- the file it leads to; if none, the path it names literally
+  anchor     TEXT NOT NULL DEFAULT '',
+  alias      TEXT NOT NULL DEFAULT '',
+  embed      INTEGER NOT NULL DEFAULT 0,
+  line       INTEGER NOT NULL,
+  written    TEXT NOT NULL,                   -- the target as written (markdown: percent-decoded)
+  markdown   INTEGER NOT NULL DEFAULT 0,      -- [text](path) rather than [[path]]
+  field      TEXT NOT NULL DEFAULT '',        -- the frontmatter key holding it; '' in the body
+  name       TEXT,                            -- lower-case file name it can match, without .md; NULL when it names its file exactly
+  status     TEXT NOT NULL,                   -- exact, short, ambiguous or missing
+  candidates TEXT NOT NULL DEFAULT ''         -- ambiguous: the matching files, one per line
 );
 CREATE INDEX links_target ON links(target);
 CREATE INDEX links_note ON links(note_id);
+CREATE INDEX links_name ON links(name) WHERE name IS NOT NULL;
 
--- memory_tags, normalised; tag is the case-folded key, label the first spelling.
+-- The name each note is found by from a short link ([[note]]): its file
+-- name, lower-case, without .md.
+CREATE TABLE note_names (
+  note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+  name    TEXT NOT NULL
+);
+CREATE INDEX note_names_name ON note_names(name);
+
+-- Tags in ReMe's canonical form (whitespace runs joined with "_",
+-- case-folded): memory_tags (at most three), Obsidian's tags: frontmatter
+-- and inline #tags. One row per tag and note.
 CREATE TABLE tags (
   tag     TEXT NOT NULL,
-  label   TEXT NOT NULL,
   note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-  pos     INTEGER NOT NULL,                   -- order in the note's list
+  pos     INTEGER NOT NULL,                   -- order of first appearance in the note
+  source  TEXT NOT NULL,                      -- where it appeared first: memory_tags, tags or inline
   PRIMARY KEY (tag, note_id)
 ) WITHOUT ROWID;
 CREATE INDEX tags_note ON tags(note_id);

@@ -24,8 +24,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func benchWorkspace(b *testing.B, n int) *store.Workspace {
-	if v, ok := benchWS.Load(n); ok {
+func benchWorkspace(b *testing.B, n int) *store.Workspace { return benchWorkspaceLinks(b, n, false) }
+
+// benchWorkspaceLinks is benchWorkspace with Obsidian's short links
+// ([[card-00042]], [[2025-03-04/card-00042]], [text](../…/card-00042.md))
+// instead of ReMe's full paths when short is set.
+func benchWorkspaceLinks(b *testing.B, n int, short bool) *store.Workspace {
+	key := fmt.Sprint(n, short)
+	if v, ok := benchWS.Load(key); ok {
 		return v.(*store.Workspace)
 	}
 	dir, err := os.MkdirTemp("", "reme-bench")
@@ -51,7 +57,16 @@ func benchWorkspace(b *testing.B, n int) *store.Workspace {
 		}
 		for k := 1; k <= 5; k++ {
 			j := (i + k*37) % n
-			body += fmt.Sprintf("See [[daily/2025-%02d-%02d/card-%05d.md]].\n", j%12+1, j%28+1, j)
+			switch {
+			case !short:
+				body += fmt.Sprintf("See [[daily/2025-%02d-%02d/card-%05d.md]].\n", j%12+1, j%28+1, j)
+			case k%3 == 0:
+				body += fmt.Sprintf("See [the card](../2025-%02d-%02d/card-%05d.md).\n", j%12+1, j%28+1, j)
+			case k%3 == 1:
+				body += fmt.Sprintf("See [[card-%05d]].\n", j)
+			default:
+				body += fmt.Sprintf("See [[2025-%02d-%02d/card-%05d]].\n", j%12+1, j%28+1, j)
+			}
 		}
 		content := card(fmt.Sprintf("card-%05d", i), fmt.Sprintf("Card %d about %s and %s.", i, words[i%20], words[(i+3)%20]), body,
 			fmt.Sprintf("memory_tags: [%s, t%d]", words[i%20], i%50))
@@ -61,7 +76,7 @@ func benchWorkspace(b *testing.B, n int) *store.Workspace {
 			b.Fatal(err)
 		}
 	}
-	benchWS.Store(n, ws)
+	benchWS.Store(key, ws)
 	return ws
 }
 
@@ -104,8 +119,11 @@ func BenchmarkSearch10k(b *testing.B) {
 	}
 }
 
-func BenchmarkRebuild2k(b *testing.B) {
-	ws := benchWorkspace(b, 2000)
+func BenchmarkRebuild2k(b *testing.B) { benchRebuild(b, benchWorkspace(b, 2000)) }
+
+func BenchmarkRebuild2kShortLinks(b *testing.B) { benchRebuild(b, benchWorkspaceLinks(b, 2000, true)) }
+
+func benchRebuild(b *testing.B, ws *store.Workspace) {
 	ix := openIndex(b, ws, Options{})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -152,6 +170,31 @@ func BenchmarkRebuildWorkspace(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := ix.Rebuild(ctx, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSyncAddRemove10kShortLinks adds and removes a note whose name
+// five cards link to by name: the sync resolves those links again.
+func BenchmarkSyncAddRemove10kShortLinks(b *testing.B) {
+	ws := benchWorkspaceLinks(b, 10000, true)
+	ix := openIndex(b, ws, Options{})
+	mustSync(b, ix)
+	p := ws.Abs("digest/wiki/card-05005.md")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := os.WriteFile(p, []byte(card("card-05005", "a namesake", "x\n")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if rep := mustSync(b, ix); rep.Added != 1 {
+			b.Fatalf("added %d", rep.Added)
+		}
+		if err := os.Remove(p); err != nil {
+			b.Fatal(err)
+		}
+		if rep := mustSync(b, ix); rep.Deleted != 1 {
+			b.Fatalf("deleted %d", rep.Deleted)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -27,7 +28,13 @@ var (
 	ErrSchema = errors.New("schema.sql has no PRAGMA user_version")
 	// ErrEmptyQuery is returned for a query with nothing to search.
 	ErrEmptyQuery = errors.New("query cannot be empty")
+	// ErrReadOnly refuses a change to a workspace this process cannot write.
+	ErrReadOnly = errors.New("workspace is read-only")
 )
+
+// ArchiveDir holds what maintain retired: indexed, but searched only when
+// asked (SearchOptions.Archived).
+const ArchiveDir = store.ArchiveDir
 
 // DefaultMaxFileBytes is the size above which a note is skipped (ReMe's
 // DEFAULT_MAX_FILE_BYTES).
@@ -36,7 +43,7 @@ const DefaultMaxFileBytes = 20 << 20
 // Options configure an index.
 type Options struct {
 	Logger       *slog.Logger
-	Roots        []string // note folders; default daily and digest
+	Roots        []string // note folders; default daily, digest, memory and archive
 	MaxFileBytes int64
 	Workers      int
 	// FrequentTerms is the number of chunks from which a word is kept in
@@ -49,9 +56,18 @@ type Options struct {
 	// vectors.go); without them search is keyword only.
 	Embedder Embedder
 	Reranker Reranker
-	// Fault, when set, is called at each step of a move; returning an error
-	// stops the move there as if the process had been killed. Tests only.
+	// Progress, when set, receives every sync's progress (a first sync of a
+	// large workspace takes seconds).
+	Progress Progress
+	// Fault, when set, is called at each step of a journaled run; returning
+	// an error stops the run there as if the process had been killed.
+	// Tests only.
 	Fault func(step string) error
+	// Now is the clock of journal lines (default time.Now).
+	Now func() time.Time
+	// Trigger is what started this command (cli, hook, cron, watch, mcp);
+	// the journal records it with every run.
+	Trigger string
 }
 
 // Index is an open index.db.
@@ -68,6 +84,13 @@ type Index struct {
 	// one goroutine at a time.
 	lockDepth int
 	lock      *store.Lock
+	// readOnly says why the workspace cannot be written. The index is then
+	// read where it is, or, when the files differ from it, from a private
+	// copy (in the folder private) that syncs bring up to date; nothing in
+	// the workspace is changed.
+	readOnly error
+	private  string
+	journal  *store.Journal
 }
 
 var versionRE = regexp.MustCompile(`(?m)^PRAGMA user_version\s*=\s*(\d+)\s*;`)
@@ -93,7 +116,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(opt.Roots) == 0 {
-		opt.Roots = []string{store.DailyDir, store.DigestDir}
+		opt.Roots = []string{store.DailyDir, store.DigestDir, "memory", ArchiveDir}
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes
@@ -104,10 +127,18 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
+	ix := &Index{ws: ws, log: opt.Logger, opt: opt, path: ws.MetadataPath("index.db"), version: version, schema: schema}
+	ix.journal = store.NewJournal(ws, store.JournalOptions{Now: opt.Now, Log: opt.Logger, Fault: opt.Fault})
+	if cause := readOnlyCause([]string{ws.MetadataPath(), ws.Root}, ix.path); cause != nil {
+		if err := ix.openReadOnly(ctx, cause); err != nil {
+			ix.Close()
+			return nil, err
+		}
+		return ix, nil
+	}
 	if err := os.MkdirAll(ws.MetadataPath(), 0o755); err != nil {
 		return nil, fmt.Errorf("create metadata folder: %w", err)
 	}
-	ix := &Index{ws: ws, log: opt.Logger, opt: opt, path: ws.MetadataPath("index.db"), version: version, schema: schema}
 	if err := ix.open(ctx); err != nil {
 		if !isCorrupt(err) {
 			return nil, err
@@ -124,16 +155,102 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 			return nil, err
 		}
 	}
-	if err := ix.recoverMoves(ctx); err != nil {
-		ix.Close()
-		return nil, err
-	}
+	ix.recover(ctx)
 	return ix, nil
 }
 
+// openReadOnly opens the index of a workspace that cannot be written: the
+// workspace's own index, read-only, while it matches the files; otherwise a
+// private copy of it, which the next sync updates from the files.
+func (ix *Index) openReadOnly(ctx context.Context, cause error) error {
+	ix.readOnly = cause
+	ix.log.Info("workspace is read-only: its index is read as it is, and brought up to date in a private copy if the files changed", "cause", cause)
+	if _, err := os.Stat(ix.legacyJournalPath()); err == nil {
+		ix.log.Warn("a move was interrupted; it is finished by the next command run where the workspace can be written", "journal", ix.legacyJournalPath())
+	}
+	if open, _ := os.ReadDir(ix.ws.MetadataPath(store.JournalDir, "open")); len(open) > 0 {
+		ix.log.Warn("a run may have been interrupted; it is settled by the next command run where the workspace can be written")
+	}
+	if ix.openExisting(ctx) {
+		cached, err := ix.loadScanCache(ctx)
+		if err == nil {
+			var disk map[string]*dirListing
+			if disk, err = scanTree(ctx, ix.ws.Root, ix.opt.Roots, ix.opt.Workers); err == nil {
+				var changes []change
+				if changes, err = diffListings(disk, cached); err == nil && len(changes) == 0 {
+					return nil
+				}
+			}
+		}
+		if err != nil {
+			ix.log.Debug("read-only index", "err", err)
+		}
+	}
+	return ix.usePrivate(ctx)
+}
+
+// openExisting opens index.db read-only if it is there and has this
+// schema. Without a writable -shm file a WAL database opens only as
+// immutable, which is safe here: nothing can write it.
+func (ix *Index) openExisting(ctx context.Context) bool {
+	if _, err := os.Stat(ix.path); err != nil {
+		return false
+	}
+	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		db, err := sql.Open("sqlite", "file:"+escapeDSN(ix.path)+"?"+mode+"&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")
+		if err != nil {
+			continue
+		}
+		var v, n int
+		if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err == nil && v == ix.version &&
+			db.QueryRowContext(ctx, "SELECT count(*) FROM scan_dirs").Scan(&n) == nil {
+			db.SetMaxOpenConns(2)
+			ix.db = db
+			return true
+		}
+		db.Close()
+	}
+	return false
+}
+
+// usePrivate moves the index of a read-only workspace to a private
+// temporary copy (empty if the workspace's cannot be read), which syncs
+// can write.
+func (ix *Index) usePrivate(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "reme-index-")
+	if err != nil {
+		return fmt.Errorf("%w (%v), and no private copy of its index can be made: %v", ErrReadOnly, ix.readOnly, err)
+	}
+	dst := filepath.Join(dir, "index.db")
+	if ix.db != nil {
+		if _, err := ix.db.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
+			ix.log.Debug("copy the read-only index", "err", err)
+			os.Remove(dst)
+		}
+		ix.db.Close()
+		ix.db = nil
+	}
+	ix.private, ix.path = dir, dst
+	if err := ix.open(ctx); err != nil {
+		return fmt.Errorf("private copy of the index: %w", err)
+	}
+	return nil
+}
+
+// refuseReadOnly is the error for a change to a read-only workspace.
+func (ix *Index) refuseReadOnly() error {
+	if ix.readOnly == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %v", ErrReadOnly, ix.readOnly)
+}
+
+func escapeDSN(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
 func dsn(path string) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+	return "file:" + escapeDSN(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 		"&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
@@ -243,14 +360,31 @@ func isCorrupt(err error) bool {
 	return false
 }
 
-// Close closes the database.
+// Close closes the database (and drops a private copy).
 func (ix *Index) Close() error {
-	if ix.db == nil {
-		return nil
+	var err error
+	if ix.db != nil {
+		err = ix.db.Close()
+		ix.db = nil
 	}
-	err := ix.db.Close()
-	ix.db = nil
+	if ix.private != "" {
+		os.RemoveAll(ix.private)
+		ix.private = ""
+	}
 	return err
+}
+
+// ReadOnly reports why the workspace cannot be written (nil when it can).
+func (ix *Index) ReadOnly() error { return ix.readOnly }
+
+// Journal is the workspace's change journal.
+func (ix *Index) Journal() *store.Journal { return ix.journal }
+
+func (ix *Index) journalNow() time.Time {
+	if ix.opt.Now != nil {
+		return ix.opt.Now()
+	}
+	return time.Now()
 }
 
 // Workspace is the indexed workspace.
@@ -280,7 +414,11 @@ func (ix *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // acquire takes the workspace writer lock (re-entrant in this process).
+// A private copy of a read-only workspace's index needs none.
 func (ix *Index) acquire(ctx context.Context) (func(), error) {
+	if ix.readOnly != nil {
+		return func() {}, nil
+	}
 	if ix.lockDepth == 0 {
 		l, err := ix.ws.Lock(ctx, "index")
 		if err != nil {
@@ -302,6 +440,9 @@ func (ix *Index) acquire(ctx context.Context) (func(), error) {
 // file writes and the index updates that follow them are not interleaved
 // with another reme process's. fn must not wait on a model.
 func (ix *Index) Locked(ctx context.Context, fn func() error) error {
+	if err := ix.refuseReadOnly(); err != nil {
+		return err
+	}
 	unlock, err := ix.acquire(ctx)
 	if err != nil {
 		return err

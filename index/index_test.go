@@ -336,7 +336,7 @@ func TestListTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]any{{"auth", 2}, {"search", 1}, {"Security", 1}}
+	want := [][]any{{"auth", 2}, {"search", 1}, {"security", 1}}
 	if page.TotalTags != 3 || !cmp.Equal(page.Items, want) || page.Range != [2]int{1, 3} {
 		t.Errorf("page %+v", page)
 	}
@@ -346,5 +346,45 @@ func TestListTags(t *testing.T) {
 	}
 	if _, err := ix.ListTags(ctx, TagListOptions{Page: 0, PageSize: 10}); err == nil {
 		t.Error("page 0 accepted")
+	}
+}
+
+// Tags are ReMe's canonical (case-folded) form wherever they appear:
+// list_tags, search --tag and the tags of a result agree, whatever
+// spelling a note used; Obsidian's tags: and inline #tags count too.
+func TestTagsAgreeAcrossSpellingsAndSources(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{
+		"daily/2026-06-20/a.md": card("a", "alpha", "plain body about kafka\n", "memory_tags: [Security, Straße, new energy, extra]"),
+		"daily/2026-06-20/b.md": card("b", "beta", "kafka again #SECURITY and #ops/oncall\n", "tags: [Research, \"#ml\"]"),
+		"digest/wiki/c.md":      card("c", "gamma", "kafka in `#code` only\n", "tags: research, infra"),
+	})
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	page, err := ix.ListTags(ctx, TagListOptions{Page: 1, PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{{"infra", 1}, {"ml", 1}, {"new_energy", 1}, {"ops/oncall", 1}, {"research", 2}, {"security", 2}, {"strasse", 1}}
+	if diff := cmp.Diff(want, page.Items); diff != "" {
+		t.Errorf("list_tags (-want +got):\n%s", diff)
+	}
+	for _, q := range []string{"Security", "SECURITY", "security"} {
+		got := sortedPaths(search(t, ix, "kafka", SearchOptions{Tags: []string{q}}))
+		if want := []string{"daily/2026-06-20/a.md", "daily/2026-06-20/b.md"}; !cmp.Equal(got, want) {
+			t.Errorf("--tag %s: %v, want %v", q, got, want)
+		}
+	}
+	if got := sortedPaths(search(t, ix, "kafka", SearchOptions{Tags: []string{"STRASSE"}})); !cmp.Equal(got, []string{"daily/2026-06-20/a.md"}) {
+		t.Errorf("--tag STRASSE: %v", got)
+	}
+	for _, r := range search(t, ix, "kafka", SearchOptions{}) {
+		wantTags := map[string][]string{
+			"daily/2026-06-20/a.md": {"security", "strasse", "new_energy"}, // memory_tags: at most three
+			"daily/2026-06-20/b.md": {"research", "ml", "security", "ops/oncall"},
+			"digest/wiki/c.md":      {"research", "infra"},
+		}[r.Path]
+		if !cmp.Equal(r.Tags, wantTags) {
+			t.Errorf("%s tags %q, want %q", r.Path, r.Tags, wantTags)
+		}
 	}
 }

@@ -24,8 +24,8 @@ type record struct {
 	sourceConv  string
 	sourceRes   string
 	dayIndex    bool
-	links       []store.Link
-	tags        []store.Tag
+	links       []linkRow
+	tags        []noteTag
 	chunks      []chunkData
 	skipReason  string // set when the note is too large to index
 }
@@ -87,8 +87,13 @@ func parseInto(r *record, raw []byte) {
 	r.sourceConv = fm.String("source_conversation")
 	r.sourceRes = fm.String("source_resource")
 	r.dayIndex = isDayIndexPage(r.path)
-	r.links = store.ParseLinks(n.Body, n.BodyLine)
-	r.tags = store.NormalizeTags(fm.Strings(store.TagKey), store.MaxTagsPerNote)
+	for _, l := range store.ParseNoteLinks(n.Body, n.BodyLine) {
+		r.links = append(r.links, linkRow{Link: l})
+	}
+	for _, l := range n.FrontmatterLinks() {
+		r.links = append(r.links, linkRow{Link: l.Link, field: l.Key})
+	}
+	r.tags = noteTags(fm, n.Body)
 	if r.dayIndex {
 		return // linked, listed, but not searched: its text repeats its cards
 	}
@@ -114,6 +119,35 @@ func noteTitle(p, name string) string {
 		return name
 	}
 	return strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".md")
+}
+
+// Where a note's tag was found first.
+const (
+	tagFromMemory   = "memory_tags"
+	tagFromObsidian = "tags"
+	tagFromBody     = "inline"
+)
+
+type noteTag struct{ tag, source string }
+
+// noteTags gathers a note's tags: memory_tags (at most three, as ReMe
+// keeps them), then Obsidian's tags: frontmatter, then inline #tags; each
+// tag once, where it was found first.
+func noteTags(fm *store.Frontmatter, body string) []noteTag {
+	var out []noteTag
+	seen := map[string]bool{}
+	add := func(tags []string, source string) {
+		for _, t := range tags {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, noteTag{t, source})
+			}
+		}
+	}
+	add(store.NormalizeTags(fm.Strings(store.TagKey), store.MaxTagsPerNote), tagFromMemory)
+	add(store.FrontmatterTags(fm), tagFromObsidian)
+	add(store.InlineTags(body), tagFromBody)
+	return out
 }
 
 // isDayIndexPage matches daily/YYYY-MM-DD.md.

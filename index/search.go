@@ -42,6 +42,7 @@ type SearchOptions struct {
 	Now      time.Time
 	Location *time.Location
 	Literal  bool
+	Archived bool // include notes under archive/ (left out by default)
 }
 
 // Neighbor is a linked note in a result's link expansion.
@@ -145,9 +146,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 	}
 	var tags []string
 	if len(opt.Tags) > 0 {
-		for _, t := range store.NormalizeTags(opt.Tags, 0) {
-			tags = append(tags, t.Key)
-		}
+		tags = store.NormalizeTags(opt.Tags, 0)
 		if len(tags) == 0 {
 			return nil, ErrNoValidTags
 		}
@@ -161,13 +160,21 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 	if err := tx.QueryRowContext(ctx, `SELECT generation FROM fts_stats WHERE id = 1`).Scan(&gen); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	s := &searcher{ix: ix, q: tx, opt: opt, tags: tags}
+	// Archived notes are left out unless asked for; the filter costs
+	// nothing when there are none.
+	noArchive := false
+	if !opt.Archived {
+		if noArchive, err = ix.hasArchived(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive}
 	resp, err := s.run(ctx)
 	if err == nil && len(resp.Results) == 0 && resp.Dates != nil {
 		// Nothing on the days the question named: maybe the date words
 		// were meant as words ("周日", "Sunday brunch").
 		opt.Literal = true
-		lit, lerr := (&searcher{ix: ix, q: tx, opt: opt, tags: tags}).run(ctx)
+		lit, lerr := (&searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive}).run(ctx)
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -202,6 +209,9 @@ type searcher struct {
 	tags  []string
 	st    stats
 	dates *DateRange // understood from the question
+	// noArchive leaves out notes under archive/: a condition of the
+	// filter when one is active, else candidates are dropped as read.
+	noArchive bool
 }
 
 func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
@@ -217,7 +227,7 @@ func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
 		return nil, err
 	}
 	if s.st.chunks == 0 {
-		resp.Message = "The index is empty: there are no notes under " + strings.Join(s.ix.opt.Roots, "/ or ") + "/."
+		resp.Message = "The index is empty: there are no notes under " + orList(s.ix.opt.Roots, "/") + "."
 		return resp, nil
 	}
 	if len(q.Terms) == 0 {
@@ -440,7 +450,16 @@ func (s *searcher) filter(dates *DateRange) noteFilter {
 		}
 		f.where = append(f.where, "n.id IN (SELECT note_id FROM tags WHERE tag IN ("+ph+"))")
 	}
+	if s.noArchive && f.active() {
+		f.where = append(f.where, `n.path NOT LIKE ? ESCAPE '\'`)
+		f.args = append(f.args, likePrefix(ArchiveDir+"/"))
+	}
 	return f
+}
+
+// archived reports whether a path is left out as archived.
+func (s *searcher) archived(p string) bool {
+	return s.noArchive && strings.HasPrefix(p, ArchiveDir+"/")
 }
 
 // candidates is how many chunks are read and windowed for a search.
@@ -521,10 +540,51 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 		}
 		return ids[i] > ids[j] // newer chunks first among equals
 	})
+	if s.noArchive && !filter.active() {
+		// Archived chunks leave the ranking before the best m are taken.
+		kept := ids[:0]
+		for start := 0; start < len(ids) && len(kept) < m; start += m {
+			batch := ids[start:min(start+m, len(ids))]
+			live, err := s.unarchived(ctx, batch)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range batch {
+				if live[id] && len(kept) < m {
+					kept = append(kept, id)
+				}
+			}
+		}
+		ids = kept
+	}
 	if len(ids) > m {
 		ids = ids[:m]
 	}
 	return s.windows(ctx, sc, ids)
+}
+
+// unarchived tells which of the chunks are outside archive/.
+func (s *searcher) unarchived(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	args := make([]any, 0, len(ids)+1)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, likePrefix(ArchiveDir+"/"))
+	rows, err := s.q.QueryContext(ctx, `SELECT c.id FROM chunks c JOIN notes n ON n.id = c.note_id
+		WHERE c.id IN (`+placeholders(len(ids))+`) AND n.path NOT LIKE ? ESCAPE '\'`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	live := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		live[id] = true
+	}
+	return live, rows.Err()
 }
 
 // candidateChunk is a chunk row with its note.
@@ -555,6 +615,9 @@ func (s *searcher) loadChunks(ctx context.Context, ids []int64) ([]candidateChun
 		var c candidateChunk
 		if err := rows.Scan(&c.id, &c.noteID, &c.start, &c.end, &c.path, &c.name, &c.desc, &c.date); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
+		}
+		if s.archived(c.path) {
+			continue
 		}
 		out = append(out, c)
 	}
@@ -884,7 +947,7 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 		return res, nil
 	}
 	ph := placeholders(len(ids))
-	rows, err := q.QueryContext(ctx, `SELECT note_id, label FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
+	rows, err := q.QueryContext(ctx, `SELECT note_id, tag FROM tags WHERE note_id IN (`+ph+`) ORDER BY note_id, pos`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("link expansion: %w", err)
 	}
@@ -903,7 +966,7 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 	err = neighbors(ctx, q, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
 		group_concat(l.anchor, char(31))
 		FROM links l LEFT JOIN notes t ON t.path = l.target
-		WHERE l.note_id IN (`+ph+`)
+		WHERE l.note_id IN (`+ph+`) AND l.field = ''
 		GROUP BY l.note_id, l.target ORDER BY l.note_id, min(l.rowid)`, ids, func(id int64, _ string, n Neighbor) {
 		if p := notes[id]; n.Path != p && len(res[p].out) < maxNeighbors {
 			res[p].out = append(res[p].out, n)
@@ -914,7 +977,7 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 	}
 	err = neighbors(ctx, q, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
 		FROM links l JOIN notes s ON s.id = l.note_id
-		WHERE l.target IN (`+ph+`)
+		WHERE l.target IN (`+ph+`) AND l.field = ''
 		GROUP BY l.target, s.path ORDER BY l.target, s.path`, paths, func(_ int64, target string, n Neighbor) {
 		if e := res[target]; e != nil && n.Path != target && len(e.in) < maxNeighbors {
 			e.in = append(e.in, n)
@@ -1006,4 +1069,20 @@ func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchRes
 		a.res, a.err = ix.Search(ctx, opt)
 	}
 	return a.res, rep, a.err
+}
+
+// orList joins words as "a/, b/ or c/".
+func orList(words []string, suffix string) string {
+	out := ""
+	for i, w := range words {
+		switch {
+		case i == 0:
+		case i == len(words)-1:
+			out += " or "
+		default:
+			out += ", "
+		}
+		out += w + suffix
+	}
+	return out
 }

@@ -446,7 +446,7 @@ func TestLadderAndMessages(t *testing.T) {
 	}
 	empty := openIndex(t, newWorkspace(t, nil), Options{})
 	mustSync(t, empty)
-	if res := searchResp(t, empty, SearchOptions{Query: "anything"}); res.Message != "The index is empty: there are no notes under daily/ or digest/." {
+	if res := searchResp(t, empty, SearchOptions{Query: "anything"}); res.Message != "The index is empty: there are no notes under daily/, digest/, memory/ or archive/." {
 		t.Errorf("empty index: %q", res.Message)
 	}
 }
@@ -487,5 +487,47 @@ func TestQuestionDatesAndSpeakers(t *testing.T) {
 	res = searchResp(t, ix, SearchOptions{Query: "pottery last week", Now: now, Literal: true})
 	if res.Dates != nil || len(res.Results) < 3 {
 		t.Errorf("literal: %+v", res)
+	}
+}
+
+// Archived notes are left out unless asked for, on every path a search
+// takes: frequent words (lists), rare ones (FTS5) and with a filter.
+func TestArchivedNotesLeftOut(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 30; i++ {
+		// the archived copies weigh more: they would win every ranking
+		files[fmt.Sprintf("archive/daily/2026-03-01/old%d.md", i)] = card(fmt.Sprintf("old%d", i), "release release", fmt.Sprintf("release notes release, version %d\n", i))
+	}
+	for i := 0; i < 3; i++ {
+		files[fmt.Sprintf("daily/2026-03-02/new%d.md", i)] = card(fmt.Sprintf("new%d", i), "plans", fmt.Sprintf("the release is friday, week %d\n", i))
+	}
+	ws := newWorkspace(t, files)
+	ix := openIndex(t, ws, Options{FrequentTerms: 4})
+	mustSync(t, ix)
+	for _, opt := range []SearchOptions{
+		{Query: "release"},
+		{Query: "release friday"},
+		{Query: "release", StartDate: "2026-01-01"},
+		{Query: "release", Tags: nil, PathPrefixes: []string{"daily/", "archive/"}},
+	} {
+		got := paths(search(t, ix, opt.Query, opt))
+		if len(got) != 3 {
+			t.Errorf("%+v: %v, want the three live notes", opt, got)
+		}
+		for _, p := range got {
+			if strings.HasPrefix(p, "archive/") {
+				t.Errorf("%+v: archived %s", opt, p)
+			}
+		}
+		// the best chunks are all archived: the candidates are taken further down
+		small := opt
+		small.Limit = 2
+		if got := searchResp(t, ix, small).Results; len(got) != 2 || strings.HasPrefix(got[0].Path, "archive/") || strings.HasPrefix(got[1].Path, "archive/") {
+			t.Errorf("%+v: %v", small, paths(got))
+		}
+		opt.Archived = true
+		if got := paths(search(t, ix, opt.Query, opt)); len(got) != 33 {
+			t.Errorf("%+v: %d results, want the 30 archived notes too", opt, len(got))
+		}
 	}
 }

@@ -78,11 +78,17 @@ func (ix *Index) watcherSync(ctx context.Context) (*SyncReport, bool) {
 
 // Rebuild throws the index content away and indexes every note again.
 func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, error) {
+	if err := ix.refuseReadOnly(); err != nil {
+		return nil, err
+	}
 	return ix.sync(ctx, true, progress)
 }
 
 func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncReport, error) {
 	start := time.Now()
+	if progress == nil {
+		progress = ix.opt.Progress
+	}
 	rep := &SyncReport{}
 	var (
 		cached   map[string][]byte
@@ -127,6 +133,15 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	if len(changes) == 0 && !full {
 		rep.Unchanged = total
 		rep.Indexed = total
+		rep.Elapsed = time.Since(start)
+		return rep, nil
+	}
+	if ix.readOnly != nil && ix.private == "" {
+		// Open found the read-only workspace's index current; a search may
+		// be reading it right now, so it is not swapped for a copy here.
+		ix.log.Warn("workspace is read-only and notes changed while this command ran; results may miss them",
+			"changed", len(changes))
+		rep.Unchanged = total
 		rep.Elapsed = time.Since(start)
 		return rep, nil
 	}
@@ -281,18 +296,27 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	defer w.close()
 	dirs := map[string]bool{}
 	var reads []change
+	// Links are resolved against the notes as they will be when this
+	// transaction commits; notes that appear or go change where the links
+	// that name them lead.
+	files := ix.newLinkFiles(ctx, tx, !full)
+	var renamed, removed []string
 	for _, c := range changes {
 		dirs[path.Dir(c.path)] = true
 		if c.kind == "deleted" {
+			files.remove(c.path)
 			existed, err := w.deleteNote(ctx, c.path)
 			if err != nil {
 				return err
 			}
 			if existed {
 				rep.Deleted++
+				renamed = append(renamed, store.LinkName(c.path))
+				removed = append(removed, c.path)
 			}
 			continue
 		}
+		files.add(c.path)
 		reads = append(reads, c)
 	}
 	type result struct {
@@ -339,6 +363,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		if r.err != nil {
 			if errors.Is(r.err, fs.ErrNotExist) {
 				// Vanished since the scan: make sure no stale row survives.
+				files.remove(r.c.path)
+				renamed = append(renamed, store.LinkName(r.c.path))
+				removed = append(removed, r.c.path)
 				if _, err := w.deleteNote(ctx, r.c.path); err != nil {
 					firstErr = err
 				}
@@ -356,6 +383,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			}
 			continue
 		}
+		files.resolve(r.rec)
 		status, err := w.upsert(ctx, r.rec, full)
 		if err != nil {
 			firstErr = err
@@ -364,6 +392,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		switch status {
 		case upsertAdded:
 			rep.Added++
+			renamed = append(renamed, store.LinkName(r.c.path))
 		case upsertModified:
 			rep.Modified++
 		}
@@ -379,8 +408,17 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
+	if firstErr == nil {
+		firstErr = files.err
+	}
 	if firstErr != nil {
 		return firstErr
+	}
+	if !full && len(renamed) > 0 {
+		// a rebuild resolved every link against the final set already
+		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), sortedUnique(renamed), removed); err != nil {
+			return err
+		}
 	}
 	if err := w.finish(ctx); err != nil {
 		return err

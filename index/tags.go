@@ -22,7 +22,9 @@ type TagListOptions struct {
 	Order    string // asc or desc; default asc for tag, desc for file_count
 }
 
-// ListTags counts notes per tag.
+// ListTags counts notes per tag. Tags are in ReMe's canonical form
+// (case-folded), the form search --tag matches and auto_tag writes; they
+// come from memory_tags, Obsidian's tags: frontmatter and inline #tags.
 func (ix *Index) ListTags(ctx context.Context, opt TagListOptions) (*TagPage, error) {
 	if opt.Page < 1 {
 		return nil, fmt.Errorf("page must be >= 1")
@@ -54,7 +56,7 @@ func (ix *Index) ListTags(ctx context.Context, opt TagListOptions) (*TagPage, er
 	}
 	p := &TagPage{TotalTags: total, Page: opt.Page, Items: [][]any{}}
 	p.TotalPages = (total + opt.PageSize - 1) / opt.PageSize
-	rows, err := ix.db.QueryContext(ctx, `SELECT min(label), count(*) AS n FROM tags GROUP BY tag
+	rows, err := ix.db.QueryContext(ctx, `SELECT tag, count(*) AS n FROM tags GROUP BY tag
 		ORDER BY `+order+` `+opt.Order+`, tag ASC LIMIT ? OFFSET ?`, opt.PageSize, (opt.Page-1)*opt.PageSize)
 	if err != nil {
 		return nil, fmt.Errorf("list tags: %w", err)

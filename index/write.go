@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // writer holds the prepared statements of one write transaction.
@@ -19,8 +21,10 @@ var writerSQL = map[string]string{
 	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
 		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"link":         `INSERT INTO links(note_id, target, anchor, alias, embed, line) VALUES (?, ?, ?, ?, ?, ?)`,
-	"tag":          `INSERT OR IGNORE INTO tags(tag, label, note_id, pos) VALUES (?, ?, ?, ?)`,
+	"link": `INSERT INTO links(note_id, target, anchor, alias, embed, line, written, markdown, field, name, status, candidates)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"noteName":     `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
+	"tag":          `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
 	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
 	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
 	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
@@ -87,7 +91,7 @@ func (w *writer) close() {
 func (w *writer) clear(ctx context.Context) error {
 	for _, q := range []string{
 		`INSERT INTO chunk_fts(chunk_fts) VALUES('delete-all')`,
-		`DELETE FROM links`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
+		`DELETE FROM links`, `DELETE FROM note_names`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
 		`DELETE FROM frequent_terms`, `DELETE FROM chunk_terms`, `UPDATE fts_stats SET chunks = 0, tokens = 0, next_term = 1`,
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
@@ -200,13 +204,17 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	if err != nil {
 		return err
 	}
+	if _, err := w.stmts["noteName"].ExecContext(ctx, id, store.LinkName(r.path)); err != nil {
+		return err
+	}
 	for _, l := range r.links {
-		if _, err := w.stmts["link"].ExecContext(ctx, id, l.Target, l.Anchor, l.Alias, l.Embed, l.Line); err != nil {
+		if _, err := w.stmts["link"].ExecContext(ctx, id, l.res.Path, l.Anchor, l.Alias, l.Embed, l.Line,
+			l.Target, l.Markdown, l.field, linkName(l), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
 			return err
 		}
 	}
 	for i, t := range r.tags {
-		if _, err := w.stmts["tag"].ExecContext(ctx, t.Key, t.Label, id, i); err != nil {
+		if _, err := w.stmts["tag"].ExecContext(ctx, t.tag, id, i, t.source); err != nil {
 			return err
 		}
 	}

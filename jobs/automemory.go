@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reme-dev/reme/jobs/claudecode"
+	"github.com/reme-dev/reme/jobs/codex"
 	"github.com/reme-dev/reme/jobs/extractive"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
@@ -293,8 +294,27 @@ func findCard(env *Env, sid, date, sourceLink string) (string, error) {
 	return "", nil
 }
 
-func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) error {
+func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) (err error) {
 	log := env.logger()
+	command := "auto_memory"
+	if job.kind == "claude_code" {
+		command = "auto_memory_cc"
+	}
+	promptLang := job.language
+	if promptLang == "" {
+		promptLang = env.Language
+	}
+	if promptLang != "zh" {
+		promptLang = "en"
+	}
+	if err := env.beginRun(command, "auto_memory."+promptLang); err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := env.endRun(err); err == nil {
+			err = eerr
+		}
+	}()
 	link := store.LinkTo(job.sourceFile)
 	existing, err := findCard(env, job.sessionID, job.date, link)
 	if err != nil {
@@ -384,6 +404,11 @@ func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) 
 			p := card.Path()
 			res.Path = &p
 		}
+		// the run ends before the messages count as distilled: a crash in
+		// between leaves them pending, never distilled without their card
+		if err := env.endRun(nil); err != nil {
+			return err
+		}
 		job.state.distilled(job.pending.keys, job.date, "")
 		return writeSessionState(env, job.kind, job.sessionID, job.state)
 	}
@@ -394,6 +419,9 @@ func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) 
 	res.Path, res.Created, res.Modified, res.Index = &fin.Path, fin.Created, fin.Modified, fin.Index
 	if res.Modified {
 		res.AutoTag = AutoTag(ctx, env, fin.Path, lang)
+	}
+	if err := env.endRun(nil); err != nil {
+		return err
 	}
 	job.state.distilled(job.pending.keys, job.date, fin.Path)
 	if err := writeSessionState(env, job.kind, job.sessionID, job.state); err != nil {
@@ -499,28 +527,47 @@ type AutoMemoryCCRequest struct {
 }
 
 // SaveClaudeSession copies the new entries of a Claude Code transcript into
-// session/claude_code/<sid>.jsonl under the session's short save lock; it
-// is the first half of AutoMemoryCC, for a hook that must return at once.
+// session/claude_code/<sid>.jsonl (SaveNewClaudeEntries) and returns every
+// entry of the copy: the first half of AutoMemoryCC.
 func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Copy, error) {
+	ap, err := SaveNewClaudeEntries(ctx, env, req)
+	if err != nil {
+		return nil, err
+	}
+	// Read back outside the save lock: a Stop hook saving meanwhile only
+	// appends after what this call saved.
+	cp, err := claudecode.ReadCopy(env.WS, req.SessionID, ap.Size)
+	if err != nil {
+		return nil, err
+	}
+	cp.New, cp.SkippedLines, cp.TornTail = ap.New, ap.SkippedLines, ap.TornTail
+	return cp, nil
+}
+
+// SaveNewClaudeEntries saves what a Claude Code transcript gained since the
+// last call under the session's short save lock, reading only that part of
+// the transcript when the files are as the last call left them
+// (claudecode.Append): all a Stop hook does before it returns.
+func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Appended, error) {
 	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
 		return nil, err
 	}
-	var cp *claudecode.Copy
+	var ap *claudecode.Appended
 	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
 		var err error
-		cp, err = claudecode.CopyTranscript(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		ap, err = claudecode.Append(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if cp.SkippedLines > 0 {
-		env.logger().Info("skipped transcript lines that are not JSON", "count", cp.SkippedLines)
+	if ap.SkippedLines > 0 {
+		env.logger().Info("skipped transcript lines that are not JSON", "count", ap.SkippedLines)
 	}
-	if cp.TornTail {
-		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", cp.Path)
+	if ap.TornTail {
+		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", ap.Path)
 	}
-	return cp, nil
+	return ap, nil
 }
 
 // AutoMemoryCC imports the new entries of a Claude Code transcript into
@@ -535,11 +582,48 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 	if err != nil {
 		return nil, err
 	}
-	sourceFile := claudecode.CopyPath(req.SessionID)
+	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, func() []store.Message {
+		// the copy as it is now, other calls' entries included
+		return claudecode.RenderMessages(cp.Entries)
+	})
+}
+
+// AutoMemoryCodex does for a Codex CLI session what AutoMemoryCC does for
+// a Claude Code one: the rollout's new lines are copied into
+// session/codex/<sid>.jsonl first, then the card of the day is brought up
+// to date from what is not distilled yet.
+func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+	if req.Fallback == "" {
+		req.Fallback = FallbackExtractive
+	}
+	cp, err := SaveCodexSession(ctx, env, req)
+	if err != nil {
+		return nil, err
+	}
+	return importedCard(ctx, env, "codex", cp.Path, req, func() []store.Message { return codex.RenderMessages(cp.Lines) })
+}
+
+// SaveCodexSession copies what a Codex rollout gained into the workspace,
+// under the session's save lock.
+func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*codex.Copy, error) {
+	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
+		return nil, err
+	}
+	var cp *codex.Copy
+	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
+		var err error
+		cp, err = codex.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		return err
+	})
+	return cp, err
+}
+
+// importedCard distils an imported agent session (kind names its state
+// folder) into the card of the day, under the session's lock.
+func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req AutoMemoryCCRequest, render func() []store.Message) (*AutoMemoryResult, error) {
 	res := &AutoMemoryResult{Date: req.Date, SourceConversation: store.LinkTo(sourceFile)}
 	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
-		// the copy as it is now, other calls' entries included
-		all := claudecode.RenderMessages(cp.Entries)
+		all := render()
 		if res.Date == "" {
 			res.Date = latestDay(all, env)
 		}
@@ -547,12 +631,12 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 			res.Skipped, res.Answer = "no messages", "Skipped: no messages"
 			return nil
 		}
-		state, err := readSessionState(env, "claude_code", req.SessionID)
+		state, err := readSessionState(env, kind, req.SessionID)
 		if err != nil {
 			return err
 		}
 		job := cardJob{
-			kind:       "claude_code",
+			kind:       kind,
 			sessionID:  req.SessionID,
 			date:       res.Date,
 			sourceFile: sourceFile,

@@ -31,9 +31,9 @@ func (f *fakeIndex) UpdatePaths(_ context.Context, paths ...string) error {
 	return nil
 }
 
-func (f *fakeIndex) Rename(_ context.Context, src, dst string) error {
+func (f *fakeIndex) Rename(_ context.Context, run *store.Run, src, dst string) error {
 	f.renames = append(f.renames, [2]string{src, dst})
-	return os.Rename(f.ws.Abs(src), f.ws.Abs(dst))
+	return run.Rename(src, dst, nil, store.ActionRename, false, store.Why{Reason: "rename"})
 }
 
 func (f *fakeIndex) Locked(_ context.Context, fn func() error) error { return fn() }
@@ -93,7 +93,9 @@ func newEnv(t *testing.T, model llm.Client) (*Env, *fakeIndex) {
 	}
 	ix := &fakeIndex{ws: ws}
 	now := time.Date(2026, 6, 22, 10, 0, 0, 0, shanghai)
-	return &Env{WS: ws, Index: ix, Model: model, ModelID: "test-model", Location: shanghai, Now: func() time.Time { return now }}, ix
+	clock := func() time.Time { return now }
+	return &Env{WS: ws, Index: ix, Model: model, ModelID: "test-model", Location: shanghai, Now: clock,
+		Journal: store.NewJournal(ws, store.JournalOptions{Now: clock})}, ix
 }
 
 func call(name string, args any) llm.ToolCall {

@@ -101,6 +101,18 @@ func AutoResource(ctx context.Context, env *Env, req AutoResourceRequest) (*Auto
 	if err := env.Index.Sync(ctx); err != nil {
 		return nil, err
 	}
+	if err := env.beginRun("auto_resource", "auto_resource"); err != nil {
+		return nil, err
+	}
+	res, err := processResources(ctx, env, req)
+	if eerr := env.endRun(err); err == nil && eerr != nil {
+		err = eerr
+	}
+	return res, err
+}
+
+// processResources handles every change of a request, in one journal run.
+func processResources(ctx context.Context, env *Env, req AutoResourceRequest) (*AutoResourceResult, error) {
 	res := &AutoResourceResult{Success: true, Results: []ResourceItem{}}
 	for _, c := range req.Changes {
 		if err := ctx.Err(); err != nil {

@@ -43,6 +43,12 @@ func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
 		res.Skipped = "model unavailable: " + down.Error()
 		return res
 	}
+	// inside auto_memory the card's run goes on; alone, tagging is a run
+	if err := env.beginRun("auto_tag", "auto_tag"); err != nil {
+		res.Skipped = err.Error()
+		return res
+	}
+	defer env.endRun(nil)
 	res.Processed = 1
 	tags, err := tagCard(ctx, env, card, lang)
 	item := AutoTagItem{Path: card, Tags: tags}
@@ -111,7 +117,7 @@ func tagCard(ctx context.Context, env *Env, path, lang string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	final := store.TagLabels(store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote))
+	final := store.NormalizeTags(n.FM.Strings(store.TagKey), store.MaxTagsPerNote)
 	if final == nil {
 		final = []string{}
 	}

@@ -24,8 +24,9 @@ import (
 // A Card is one markdown card in the life a job gives it: opened (an
 // existing card, or a new one that does not exist yet), offered to the
 // model through tools confined to it, and finished. Every byte a job writes
-// to a card goes through put, create, rename or remove below: that is the
-// one place where a write can be checked, journaled or undone.
+// to a card goes through put, create, rename or remove below, and each of
+// them writes through the job's journal run (journal.go), so that a crash
+// is rolled back and `reme undo` reverses a run.
 //
 // Keys the system owns (provenance, status, …) are never the model's: what
 // the model sends for them is replaced by the system's value or ignored,
@@ -272,11 +273,30 @@ func (c *Card) put(n *store.Note) error {
 		return err
 	}
 	n.Path = c.path
-	if err := c.env.WS.WriteNote(n); err != nil {
+	b, err := n.Bytes()
+	if err != nil {
+		return err
+	}
+	run, err := c.env.journalRun()
+	if err != nil {
+		return err
+	}
+	if err := run.WriteFile(c.path, b, c.why("updated")); err != nil {
 		return err
 	}
 	c.wrote = true
 	return nil
+}
+
+// why explains a change to the card in the journal.
+func (c *Card) why(what string) store.Why {
+	kind := c.spec.Kind
+	if kind == "" {
+		kind = "card"
+	} else {
+		kind += " card"
+	}
+	return store.Why{Reason: kind + " " + what}
 }
 
 // applySystem sets the system's keys; an unchanged key keeps its bytes.
@@ -315,7 +335,11 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		if err != nil {
 			return err
 		}
-		return c.env.WS.CreateFile(p, b)
+		run, err := c.env.journalRun()
+		if err != nil {
+			return err
+		}
+		return run.CreateFile(p, b, c.why("created"))
 	})
 	if err != nil {
 		return "", err
@@ -486,7 +510,11 @@ func (c *Card) setMetadata(fm *store.Frontmatter, meta map[string]any) ([]string
 			if !ok {
 				return nil, fmt.Errorf("%s must be a list of strings", store.TagKey)
 			}
-			v = store.TagLabels(store.NormalizeTags(tags, store.MaxTagsPerNote))
+			norm := store.NormalizeTags(tags, store.MaxTagsPerNote)
+			if norm == nil {
+				norm = []string{} // written as memory_tags: []
+			}
+			v = norm
 		}
 		if v == nil {
 			fm.Delete(k)
@@ -591,7 +619,11 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 			if p == old {
 				return nil
 			}
-			return c.env.Index.Rename(ctx, old, p)
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			return c.env.Index.Rename(ctx, run, old, p)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("rename %s: %w", old, err)
@@ -626,7 +658,11 @@ func systemInPlace(fm *store.Frontmatter, system []KeyValue) bool {
 
 // Remove deletes the card and brings the indexes up to date.
 func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
-	if err := c.env.WS.Remove(c.path); err != nil && !errors.Is(err, store.ErrNotFound) {
+	run, err := c.env.journalRun()
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Remove(c.path, c.why("removed")); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	return c.index(ctx)
@@ -645,7 +681,11 @@ func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 		touched := []string{c.path}
 		if date != "" {
 			var err error
-			if idx, err = c.env.WS.RefreshDayIndex(date); err != nil {
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			if idx, err = run.RefreshDayIndex(date); err != nil {
 				return err
 			}
 			touched = append(touched, idx.Path)

@@ -173,6 +173,10 @@ func TestCardNameAlwaysMatchesStem(t *testing.T) {
 // name at once each get their own file; none overwrites another.
 func TestCardsClaimNamesExclusively(t *testing.T) {
 	env, _ := newEnv(t, nil)
+	if err := env.beginRun("test", ""); err != nil {
+		t.Fatal(err)
+	}
+	defer env.endRun(nil)
 	const n = 24
 	var wg sync.WaitGroup
 	paths := make([]string, n)

@@ -38,9 +38,10 @@ var (
 type Indexer interface {
 	// UpdatePaths re-indexes notes that a job wrote, moved or removed.
 	UpdatePaths(ctx context.Context, paths ...string) error
-	// Rename moves a note and retargets every inbound link to it; it
-	// refuses an existing destination, and may be called inside Locked.
-	Rename(ctx context.Context, src, dst string) error
+	// Rename moves a note and retargets every inbound link to it, through
+	// run (the journal); it refuses an existing destination, and may be
+	// called inside Locked.
+	Rename(ctx context.Context, run *store.Run, src, dst string) error
 	// Locked runs fn under the workspace writer lock (never around a model
 	// call); it is reentrant within one process.
 	Locked(ctx context.Context, fn func() error) error
@@ -74,9 +75,15 @@ type Env struct {
 	Location      *time.Location
 	Now           func() time.Time
 	Log           *slog.Logger
+	// Journal records every file a job changes (journal.go).
+	Journal *store.Journal
+	// Trigger says what started the command: cli, hook, cron, watch, mcp.
+	Trigger string
 
-	mu   sync.Mutex
-	down error // why the model is down for the rest of this run
+	mu     sync.Mutex
+	down   error      // why the model is down for the rest of this run
+	run    *store.Run // the journal run the job writes through
+	ownRun bool       // begun by the job (ended by it), not given by a caller
 }
 
 func (e *Env) logger() *slog.Logger {

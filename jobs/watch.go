@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -140,8 +139,8 @@ func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 	var notes []string
 	folder := false
 	for _, p := range paths {
-		if !strings.HasPrefix(p, store.DailyDir+"/") && !strings.HasPrefix(p, store.DigestDir+"/") {
-			continue
+		if top, _, _ := strings.Cut(p, "/"); top == store.ResourceDir || top == store.SessionDir {
+			continue // the index keeps to its own folders (daily/, digest/, memory/, archive/)
 		}
 		if strings.HasSuffix(p, ".md") {
 			notes = append(notes, p)
@@ -247,8 +246,16 @@ func (w *watcher) changeFor(rel string, fi fs.FileInfo, sources map[string]strin
 }
 
 // adopt records a resource's hash on its card.
-func (w *watcher) adopt(card, rel, sha string) error {
+func (w *watcher) adopt(card, rel, sha string) (err error) {
 	ctx := context.Background()
+	if err := w.env.beginRun("watch", ""); err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := w.env.endRun(err); err == nil {
+			err = eerr
+		}
+	}()
 	c, err := OpenCard(w.env, CardSpec{Path: card, Date: store.DateFromPath(card), System: []KeyValue{{SourceSHA256Key, sha}}})
 	if err != nil {
 		return err
@@ -308,25 +315,7 @@ func (w *watcher) reconcileResources(ctx context.Context) error {
 	}
 	var changes []ResourceChange
 	present := map[string]bool{}
-	root := w.env.WS.Abs(store.ResourceDir)
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != root {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(w.env.WS.Root, p)
-		rel = filepath.ToSlash(rel)
+	err = walkFiles(w.env.WS, store.ResourceDir, func(rel string, d fs.DirEntry) error {
 		present[rel] = true
 		fi, err := d.Info()
 		if err != nil {

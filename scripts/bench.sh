@@ -34,6 +34,8 @@ unset COHERE_API_KEY CO_API_KEY OPENAI_API_KEY LLM_API_KEY EMBEDDING_API_KEY REM
 
 echo "# reme $("$reme" version | cut -d' ' -f2-), $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%d)"
 echo "binary (CGO_ENABLED=0)             $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
+CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dir/reme-stripped" .
+echo "binary (CGO_ENABLED=0, -s -w)      $(($(stat -c %s "$dir/reme-stripped") / 1024 / 1024)) MB"
 go run ./scripts/gencorpus -n "$N" -out "$ws" 2>/dev/null
 cards=$(find "$ws/daily" -name '*.md' -printf '%s\n' | awk '{s += $1} END {print s}')
 echo "corpus                             $N cards, $((cards / 1024 / 1024)) MB of markdown"
@@ -45,11 +47,12 @@ awk -v d="$db" -v c="$cards" 'BEGIN {printf "index.db                           
 # median NAME: the median (ms) of the last benchrun line with that name
 median() { awk -v n="$1" 'index($0, n) == 1 {for (i = 1; i <= NF; i++) if ($i == "median") m = $(i + 1)} END {print m}' "$dir/out"; }
 ratio() { awk -v a="$(median "$1")" -v b="$(median "$2")" -v l="$3" 'BEGIN {printf "%-34s %.2f x\n", l, a / b}'; }
+queries=("applyShard" "release" "what did we decide about the login flow" "deploy rollback canary" "登录流程" "p99 latency regression")
 searches() { # label suffix, extra flags
   local s=$1
   shift
   : > "$dir/out"
-  for q in "applyShard" "release" "what did we decide about the login flow" "deploy rollback canary" "登录流程" "p99 latency regression"; do
+  for q in "${queries[@]}"; do
     "$run" -name "search$s: $q" -n "$RUNS" -- "$reme" -w "$ws" search --no-hybrid "$@" "$q" | tee -a "$dir/out"
   done
   ratio "search$s: release" "search$s: applyShard" "  word in 87% of cards / rare word"
@@ -58,6 +61,11 @@ searches() { # label suffix, extra flags
 
 echo "## search, no watcher: every search stats every note"
 searches ""
+
+# the same queries through reme mcp: one server process, round trips of the
+# official Go SDK's client (nothing changed between calls)
+go build -o "$dir/mcpbench" ./scripts/mcpbench
+"$dir/mcpbench" -reme "$reme" -w "$ws" -n $((RUNS * 20)) "${queries[@]}"
 
 # one card changed before each search (a different line appended each time)
 card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
@@ -97,6 +105,26 @@ conv='[{"role":"user","content":"Our rate limit is 100 requests per second with 
 export REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789
 "$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"
 
+# The Claude Code Stop hook: a 300-turn session (1.7 MB transcript), one new
+# turn appended before each run; the hook saves it and starts the background
+# run (against the instant fake model), whose own time is not counted.
+go build -o "$dir/gentranscript" ./scripts/gentranscript
+hook="$dir/hook"
+mkdir -p "$hook"
+"$dir/gentranscript" -n 300 > "$hook/transcript.jsonl"
+echo 300 > "$hook/next"
+printf '{"session_id":"6f1c2a3b-4d5e-4f60-8172-93a4b5c6d7e8","transcript_path":"%s","cwd":"%s","permission_mode":"default","hook_event_name":"Stop","stop_hook_active":false}\n' \
+  "$hook/transcript.jsonl" "$hook" > "$hook/stop.json"
+"$reme" -w "$ws" auto_memory_cc < "$hook/stop.json" > /dev/null # the session's first Stop copies all 300 turns
+"$run" -name "Stop hook (auto_memory_cc)" -n "$RUNS" -stdin "$hook/stop.json" \
+  -before "n=\$(cat '$hook/next'); '$dir/gentranscript' -from \$n >> '$hook/transcript.jsonl'; echo \$((n+1)) > '$hook/next'" \
+  -- "$reme" -w "$ws" auto_memory_cc
+# let the queued background runs finish before the fake model goes away
+for _ in $(seq 600); do
+  [ "$(grep -cE '\] (created|updated|unchanged|skipped)' "$ws/metadata/logs/auto_memory_cc.log")" -ge $((RUNS + 2)) ] && break
+  sleep 0.1
+done
+
 # reme watch: time from writing a new resource to its card existing
 "$reme" -w "$ws" watch 2> "$dir/watch.log" &
 pids+=($!)
@@ -119,3 +147,19 @@ echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]
 go test -run '^$' -bench 'PrepareJPEG4000x3000$' -benchmem -count 5 ./vision/ | awk '/^Benchmark/ {print $3/1e6}' | sort -n |
   awk '{a[NR]=$1} END {printf "vision: prepare 4000x3000 JPEG      median %.0f ms  (min %.0f, max %.0f, %d runs)\n", a[int((NR+1)/2)], a[1], a[NR], NR}'
 VISION_PEAK_RSS=1 go test -run TestPeakRSS -v ./vision | sed -n 's/.*peak RSS .* after reading the file, \(.*\) after Prepare/vision: prepare peak RSS               \1/p'
+
+# maintain without a model: N cards and 1,000 long-term entries (a few
+# duplicated, renamed, expired or past due), on a workspace of its own
+mws="$dir/mws"
+go run ./scripts/gencorpus -n "$N" -entries 1000 -out "$mws" 2>/dev/null
+"$reme" -w "$mws" reindex > /dev/null 2>&1
+cp -a "$mws" "$dir/mws.orig"
+"$run" -name "maintain --dry-run ($N cards, 1000 entries)" -n "$RUNS" -- "$reme" -w "$mws" maintain --dry-run
+"$run" -name "maintain, first run (20 archives)" -n 5 -before "rm -rf '$dir/mws.run'; cp -a '$dir/mws.orig' '$dir/mws.run'" \
+  -- "$reme" -w "$dir/mws.run" maintain
+for _ in 1 2 3 4 5; do "$reme" -w "$mws" maintain > /dev/null; done # until nothing is pending
+"$run" -name "maintain, nothing to do" -n "$RUNS" -- "$reme" -w "$mws" maintain
+
+# the change journal: bytes and time per 1,000 changes of 2 KB notes
+go test -run '^$' -bench 'Journal1000Changes$' -benchtime 1x ./store/ |
+  awk '/^Benchmark/ {printf "journal: 1000 changes of 2 KB notes  %s KB of lines, %s KB of preimages, %s µs per change\n", $5, $7, $9}'

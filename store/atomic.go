@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // TempPrefix starts the name of every temporary file reme writes; scans skip
@@ -139,3 +140,37 @@ func (w *Workspace) MetadataPath(name ...string) string {
 
 // JoinRel joins workspace-relative segments with forward slashes.
 func JoinRel(parts ...string) string { return path.Join(parts...) }
+
+// StaleTempFiles lists the temporary files that writes killed before
+// their rename left anywhere in the workspace, older than cutoff (younger
+// ones may belong to a write in progress); with remove it deletes them.
+func (w *Workspace) StaleTempFiles(cutoff time.Time, remove bool) ([]string, error) {
+	out := []string{}
+	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), TempPrefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			return nil
+		}
+		if remove {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove temp file: %w", err)
+			}
+		}
+		rel, _ := filepath.Rel(w.Root, p)
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find temp files: %w", err)
+	}
+	return out, nil
+}

@@ -83,6 +83,17 @@ type DayIndexResult struct {
 // cards. Text outside the markers is kept verbatim. Nothing is created for a
 // day with no cards and no index page.
 func (w *Workspace) RefreshDayIndex(date string) (*DayIndexResult, error) {
+	return w.refreshDayIndex(date, w.WriteFile)
+}
+
+// PreviewDayIndex reports what RefreshDayIndex would do without writing.
+func (w *Workspace) PreviewDayIndex(date string) (*DayIndexResult, error) {
+	return w.refreshDayIndex(date, func(string, []byte) error { return nil })
+}
+
+// refreshDayIndex renders the page and hands the bytes to write (the
+// workspace, or a journaled run).
+func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []byte) error) (*DayIndexResult, error) {
 	notes, err := w.DailyNotes(date)
 	if err != nil {
 		return nil, err
@@ -133,7 +144,7 @@ func (w *Workspace) RefreshDayIndex(date string) (*DayIndexResult, error) {
 	if exists && string(out) == string(raw) {
 		return res, nil
 	}
-	if err := w.WriteFile(rel, out); err != nil {
+	if err := write(rel, out); err != nil {
 		return nil, err
 	}
 	res.Created, res.Changed = !exists, true

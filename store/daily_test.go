@@ -177,7 +177,7 @@ func TestRefreshDayIndexPreservesUserText(t *testing.T) {
 		{
 			name: "text around the markers",
 			page: "---\nname: My day   # custom name\ndescription: old\nmood: good\n---\n\n# Notes of the day\n\nbefore  \n<!-- notes:auto -->\nstale\n<!-- /notes:auto -->\n\nafter *text*\n",
-			want: "---\nname: My day # custom name\ndescription: 1 note(s) today.\nmood: good\n---\n\n# Notes of the day\n\nbefore  \n" + block + "\n\nafter *text*\n",
+			want: "---\nname: My day   # custom name\ndescription: 1 note(s) today.\nmood: good\n---\n\n# Notes of the day\n\nbefore  \n" + block + "\n\nafter *text*\n",
 		},
 		{
 			name: "markers missing",

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -46,6 +48,11 @@ func (b *expandBudget) spend(n *yaml.Node, viaAlias bool) bool {
 type Frontmatter struct {
 	doc   *yaml.Node // DocumentNode holding a MappingNode
 	dirty bool       // changed since parsing; unchanged headers are written back byte for byte
+	// src is the YAML text parsed and changed the keys set or deleted since:
+	// a rewrite re-renders only those and copies every other key's lines
+	// as they were (PyYAML's wrapped scalars and list indentation included).
+	src     string
+	changed map[string]bool
 }
 
 // NewFrontmatter returns an empty mapping.
@@ -118,12 +125,14 @@ func ParseFrontmatter(yamlText string) (*Frontmatter, error) {
 		return nil, fmt.Errorf("%w: %v", ErrFrontmatter, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return NewFrontmatter(), nil
+		fm := NewFrontmatter() // only comments
+		fm.src = yamlText
+		return fm, nil
 	}
 	if doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: not a mapping", ErrFrontmatter)
 	}
-	return &Frontmatter{doc: &doc}, nil
+	return &Frontmatter{doc: &doc, src: yamlText}, nil
 }
 
 func (f *Frontmatter) mapping() *yaml.Node { return f.doc.Content[0] }
@@ -297,16 +306,17 @@ func (f *Frontmatter) Set(key string, v any) error {
 	guardFences(&val)
 	quoteLinks(&val)
 	m := f.mapping()
+	f.markChanged(key)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			old := m.Content[i+1]
+			f.detach(old)
 			val.LineComment = old.LineComment
 			val.FootComment = old.FootComment
 			if old.Kind == yaml.SequenceNode && val.Kind == yaml.SequenceNode {
 				val.Style = old.Style
 			}
 			m.Content[i+1] = &val
-			f.dirty = true
 			return nil
 		}
 	}
@@ -314,9 +324,86 @@ func (f *Frontmatter) Set(key string, v any) error {
 	if strings.Contains(key, "\n") {
 		k.Style = yaml.DoubleQuotedStyle
 	}
-	m.Content = append(m.Content, k, &val)
-	f.dirty = true
+	// A header whose keys are sorted (PyYAML's sort_keys, as ReMe writes
+	// them) gets the new key at its sorted place, as PyYAML would put it.
+	at := len(m.Content)
+	if keys := f.Keys(); len(keys) > 1 && sort.StringsAreSorted(keys) {
+		at = 2 * sort.SearchStrings(keys, key)
+	}
+	m.Content = append(m.Content[:at], append([]*yaml.Node{k, &val}, m.Content[at:]...)...)
 	return nil
+}
+
+// detach replaces the aliases that other keys hold to anchors inside a
+// value about to be replaced or deleted by copies of what they pointed to,
+// so that no key is left referring to an anchor that is gone.
+func (f *Frontmatter) detach(gone *yaml.Node) {
+	anchored := map[*yaml.Node]bool{}
+	var collect func(n *yaml.Node)
+	collect = func(n *yaml.Node) {
+		if n == nil || n.Kind == yaml.AliasNode {
+			return
+		}
+		if n.Anchor != "" {
+			anchored[n] = true
+		}
+		for _, c := range n.Content {
+			collect(c)
+		}
+	}
+	collect(gone)
+	if len(anchored) == 0 {
+		return
+	}
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i+1] == gone {
+			continue
+		}
+		changed := false
+		var walk func(p **yaml.Node)
+		walk = func(p **yaml.Node) {
+			n := *p
+			if n == nil {
+				return
+			}
+			if n.Kind == yaml.AliasNode && anchored[n.Alias] {
+				c := cloneNode(n.Alias)
+				c.Anchor = ""
+				*p, changed = c, true
+				return
+			}
+			for j := range n.Content {
+				walk(&n.Content[j])
+			}
+		}
+		walk(&m.Content[i+1])
+		if changed {
+			f.markChanged(m.Content[i].Value)
+		}
+	}
+}
+
+// setNode replaces a key's value with a node built from this mapping's
+// own (a rewritten copy).
+func (f *Frontmatter) setNode(key string, v *yaml.Node) {
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			f.detach(m.Content[i+1])
+			m.Content[i+1] = v
+			f.markChanged(key)
+			return
+		}
+	}
+}
+
+func (f *Frontmatter) markChanged(key string) {
+	if f.changed == nil {
+		f.changed = map[string]bool{}
+	}
+	f.changed[key] = true
+	f.dirty = true
 }
 
 // encodeValue turns v into a node. yaml.v3's Node.Encode emits v and parses
@@ -432,8 +519,9 @@ func (f *Frontmatter) Delete(key string) bool {
 	m := f.mapping()
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
+			f.detach(m.Content[i+1])
 			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			f.dirty = true
+			f.markChanged(key)
 			return true
 		}
 	}
@@ -445,7 +533,14 @@ func (f *Frontmatter) Dirty() bool { return f.dirty }
 
 // Clone returns a deep copy.
 func (f *Frontmatter) Clone() *Frontmatter {
-	return &Frontmatter{doc: cloneNode(f.doc), dirty: f.dirty}
+	c := &Frontmatter{doc: cloneNode(f.doc), dirty: f.dirty, src: f.src}
+	if f.changed != nil {
+		c.changed = make(map[string]bool, len(f.changed))
+		for k, v := range f.changed {
+			c.changed[k] = v
+		}
+	}
+	return c
 }
 
 func cloneNode(n *yaml.Node) *yaml.Node {
@@ -461,19 +556,215 @@ func cloneNode(n *yaml.Node) *yaml.Node {
 }
 
 // Render writes the mapping back as YAML (without fences). An empty mapping
-// renders as "".
+// renders as "". A parsed header keeps every key that was not changed
+// byte for byte; only set, added and deleted keys differ.
 func (f *Frontmatter) Render() (string, error) {
+	if f.src != "" {
+		if !f.dirty {
+			return f.src, nil
+		}
+		if out, ok, err := f.splice(); err != nil {
+			return "", err
+		} else if ok && f.reads(out) {
+			return out, nil
+		}
+	}
 	if f.Len() == 0 && f.doc.HeadComment == "" && f.mapping().HeadComment == "" {
 		return "", nil
 	}
+	return encodeYAML(f.doc)
+}
+
+func encodeYAML(n *yaml.Node) (string, error) {
+	spellFlowNulls(n, false)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(f.doc); err != nil {
+	if err := enc.Encode(n); err != nil {
 		return "", fmt.Errorf("render frontmatter: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return "", fmt.Errorf("render frontmatter: %w", err)
 	}
 	return buf.String(), nil
+}
+
+// reads reports whether text parses to this mapping's values: the check
+// that a spliced header says what was meant before it is written.
+func (f *Frontmatter) reads(text string) bool {
+	back, err := ParseFrontmatter(text)
+	return err == nil && reflect.DeepEqual(back.Map(), f.Map())
+}
+
+// spellFlowNulls writes empty nulls inside flow collections as "null":
+// yaml.v3 would emit them as an empty quoted string there.
+func spellFlowNulls(n *yaml.Node, flow bool) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.ScalarNode && flow && n.Value == "" && n.ShortTag() == "!!null" {
+		n.Value = "null"
+	}
+	flow = flow || n.Style&yaml.FlowStyle != 0
+	for _, c := range n.Content {
+		spellFlowNulls(c, flow)
+	}
+}
+
+// srcLayout is the parsed header's text cut at its top-level keys.
+type srcLayout struct {
+	prefix     string            // lines before the first key (comments)
+	lead       map[string]string // blank and comment lines just above a key
+	text       map[string]string // a key's own lines: the key, its value and comments inside it
+	tail       string            // blank and comment lines after the last key
+	seqStyle   map[string]int    // column of a key's block-list items (1: "- a" under the key)
+	indentless bool              // the header writes block lists as PyYAML does, at the key's column
+	crlf       bool
+}
+
+// layout cuts src at its top-level keys. It reports false for a header it
+// cannot cut safely (flow style, keys not at column 1, duplicate keys).
+func layout(src string) (*srcLayout, bool) {
+	if strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r") {
+		return nil, false // a lone CR ends a line for YAML, not for the cut
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return nil, false
+	}
+	lines := strings.SplitAfter(src, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	l := &srcLayout{lead: map[string]string{}, text: map[string]string{}, seqStyle: map[string]int{},
+		crlf: strings.Contains(src, "\r\n")}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		l.prefix = src
+		return l, true
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 {
+		return nil, false
+	}
+	type cut struct {
+		key  string
+		line int // 0-based
+	}
+	var cuts []cut
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Column != 1 || k.Line < 1 || k.Line > len(lines) {
+			return nil, false
+		}
+		if len(cuts) > 0 && k.Line <= cuts[len(cuts)-1].line+1 {
+			return nil, false
+		}
+		if _, dup := l.text[k.Value]; dup {
+			return nil, false
+		}
+		l.text[k.Value] = ""
+		if v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 {
+			l.seqStyle[k.Value] = v.Content[0].Column - 2 // the "- " precedes the first item
+			if v.Content[0].Column-2 == 1 {
+				l.indentless = true
+			}
+		}
+		cuts = append(cuts, cut{k.Value, k.Line - 1})
+	}
+	if len(cuts) == 0 {
+		l.prefix = src
+		return l, true
+	}
+	l.prefix = strings.Join(lines[:cuts[0].line], "")
+	for i, c := range cuts {
+		end := len(lines)
+		if i+1 < len(cuts) {
+			end = cuts[i+1].line
+		}
+		// Blank and comment lines at the end of a key's lines belong to
+		// what follows: the next key's head comment, or the header's tail.
+		last := end
+		for last > c.line+1 && isLeadLine(lines[last-1]) {
+			last--
+		}
+		l.text[c.key] = strings.Join(lines[c.line:last], "")
+		trailing := strings.Join(lines[last:end], "")
+		if i+1 < len(cuts) {
+			l.lead[cuts[i+1].key] = trailing
+		} else {
+			l.tail = trailing
+		}
+	}
+	return l, true
+}
+
+// isLeadLine is a blank line or a comment at column 1.
+func isLeadLine(line string) bool {
+	t := strings.TrimRight(line, "\r\n")
+	return strings.TrimSpace(t) == "" || strings.HasPrefix(t, "#")
+}
+
+// splice renders the header from the parsed text, re-rendering only the
+// keys that changed.
+func (f *Frontmatter) splice() (string, bool, error) {
+	l, ok := layout(f.src)
+	if !ok {
+		return "", false, nil
+	}
+	var b strings.Builder
+	b.WriteString(l.prefix)
+	m := f.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		orig, existed := l.text[k.Value]
+		if existed {
+			b.WriteString(l.lead[k.Value])
+		}
+		if existed && !f.changed[k.Value] {
+			b.WriteString(orig)
+			if !strings.HasSuffix(orig, "\n") {
+				b.WriteString(lineEnd(l.crlf))
+			}
+			continue
+		}
+		key := *k
+		if existed {
+			key.HeadComment = "" // already written with the lead lines
+		}
+		pair, err := encodeYAML(&yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{&key, v}})
+		if err != nil {
+			return "", true, err
+		}
+		col, ok := l.seqStyle[k.Value]
+		if v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && ((ok && col == 1) || (!ok && l.indentless)) {
+			pair = dedentBlock(pair, 2)
+		}
+		if l.crlf {
+			pair = strings.ReplaceAll(pair, "\n", "\r\n")
+		}
+		b.WriteString(pair)
+	}
+	b.WriteString(l.tail)
+	return b.String(), true, nil
+}
+
+func lineEnd(crlf bool) string {
+	if crlf {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// dedentBlock removes n spaces from every line after the first: yaml.v3
+// indents a block list under its key, PyYAML does not.
+func dedentBlock(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	pad := strings.Repeat(" ", n)
+	for i := 1; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], pad) && strings.TrimSpace(lines[i]) != "" {
+			return s // not uniformly indented: leave it as yaml.v3 wrote it
+		}
+		lines[i] = strings.TrimPrefix(lines[i], pad)
+	}
+	return strings.Join(lines, "")
 }

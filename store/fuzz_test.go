@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"unicode"
@@ -208,6 +209,60 @@ var linkSeeds = []string{
 	"[[a|b|c]] [[a#b#c]]",
 }
 
+// FuzzFrontmatterRewrite: rewriting one key of any header leaves every
+// other key's value as it was, and the result parses.
+func FuzzFrontmatterRewrite(f *testing.F) {
+	for _, s := range []string{
+		"a: 1\nb: >-\n  folded\n  text\nc:\n- x\n- y\n",
+		"# c\nname: n   # k\n\n# head\nlist: [a, b]\n",
+		"a: |\n  keep\n\n# not a comment inside?\nb: 2\n",
+		"k: v\r\nl:\r\n  - 1\r\n",
+		"? complex\n: key\nb: 1\n",
+		"{a: 1, b: 2}\n",
+		"a: &x 1\nb: *x\n",
+	} {
+		f.Add(s, "b")
+	}
+	f.Fuzz(func(t *testing.T, header, key string) {
+		if !utf8.ValidString(header) || !utf8.ValidString(key) || strings.ContainsAny(header, "\x00") {
+			return
+		}
+		raw := "---\n" + header
+		if !strings.HasSuffix(raw, "\n") {
+			raw += "\n"
+		}
+		raw += "---\nbody\n"
+		n := ParseNote("digest/x.md", []byte(raw))
+		if n.FMErr != nil || !n.HasFM {
+			return
+		}
+		before, body := n.FM.Map(), n.Body
+		if err := n.FM.Set(key, []string{"new", key}); err != nil {
+			return
+		}
+		out, err := n.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := ParseNote(n.Path, []byte(out))
+		if back.FMErr != nil {
+			t.Fatalf("rewrite of %q does not parse: %v\n%s", raw, back.FMErr, out)
+		}
+		after := back.FM.Map()
+		if got := back.FM.Strings(key); len(got) != 2 || got[0] != "new" || got[1] != key {
+			t.Fatalf("%s = %q\n%s", key, got, out)
+		}
+		delete(before, key)
+		delete(after, key)
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("other keys changed:\n%#v\n%#v\n%s", before, after, out)
+		}
+		if back.Body != body {
+			t.Fatalf("body %q, want %q", back.Body, body)
+		}
+	})
+}
+
 // FuzzParseLinks: never panics and every offset points at the link text.
 func FuzzParseLinks(f *testing.F) {
 	for _, s := range linkSeeds {
@@ -248,9 +303,9 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// FuzzRetargetLinks: src -> dst -> src restores the body when dst did not
+// FuzzReplaceLinks: retargeting src -> dst -> src restores the body when dst did not
 // occur in it, and the count matches the links to src.
-func FuzzRetargetLinks(f *testing.F) {
+func FuzzReplaceLinks(f *testing.F) {
 	for _, s := range linkSeeds {
 		f.Add(s, "a.md", "moved/a.md")
 	}
@@ -268,7 +323,7 @@ func FuzzRetargetLinks(f *testing.F) {
 				want++
 			}
 		}
-		out, n := RetargetLinks(body, src, dst)
+		out, n := retargetLiteral(body, src, dst)
 		if src == dst {
 			if out != body || n != 0 {
 				t.Fatalf("src == dst changed the body")
@@ -276,7 +331,7 @@ func FuzzRetargetLinks(f *testing.F) {
 			return
 		}
 		if n != want {
-			t.Fatalf("RetargetLinks count = %d, want %d", n, want)
+			t.Fatalf("retarget count = %d, want %d", n, want)
 		}
 		if n == 0 && out != body {
 			t.Fatalf("no link changed but body did")
@@ -299,7 +354,7 @@ func FuzzRetargetLinks(f *testing.F) {
 		if strings.Contains(body, dst) {
 			return
 		}
-		back, m := RetargetLinks(out, dst, src)
+		back, m := retargetLiteral(out, dst, src)
 		if back != body || m != n {
 			t.Fatalf("round trip:\n body %q\n out  %q\n back %q (%d vs %d)", body, out, back, n, m)
 		}
@@ -355,10 +410,10 @@ func FuzzRel(f *testing.F) {
 	})
 }
 
-// FuzzNormalizeTag: an accepted tag is short, has no whitespace and is
-// stable under normalisation.
+// FuzzNormalizeTag: an accepted tag has no whitespace, is case-folded and
+// is stable under normalisation.
 func FuzzNormalizeTag(f *testing.F) {
-	for _, s := range []string{"go", " new energy ", "C++", "---", "Straße", strings.Repeat("a", 65), "登录"} {
+	for _, s := range []string{"go", " new energy ", "C++", "---", "Straße", strings.Repeat("a", 65), "登录", "ǅ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -366,15 +421,47 @@ func FuzzNormalizeTag(f *testing.F) {
 		if !ok {
 			return
 		}
-		if utf8.RuneCountInString(tag.Label) > MaxTagLength || tag.Label == "" || strings.ContainsFunc(tag.Label, unicode.IsSpace) {
-			t.Fatalf("NormalizeTag(%q) = %+v", s, tag)
+		if tag == "" || strings.ContainsFunc(tag, unicode.IsSpace) {
+			t.Fatalf("NormalizeTag(%q) = %q", s, tag)
 		}
-		again, ok := NormalizeTag(tag.Label)
-		if !ok || again != tag {
-			t.Fatalf("not idempotent: %+v -> %+v, %v", tag, again, ok)
+		// The length is checked before folding, as ReMe does; folding can
+		// lengthen a tag ("ß" -> "ss"), so only a short one must round-trip.
+		if utf8.RuneCountInString(tag) <= MaxTagLength {
+			if again, ok := NormalizeTag(tag); !ok || again != tag {
+				t.Fatalf("not idempotent: %q -> %q, %v", tag, again, ok)
+			}
 		}
 		if got := NormalizeTags([]string{s, strings.ToUpper(s), s}, 0); len(got) < 1 || got[0] != tag {
-			t.Fatalf("NormalizeTags = %+v", got)
+			t.Fatalf("NormalizeTags = %q", got)
+		}
+	})
+}
+
+// FuzzInlineTags: every tag found is a valid normalised tag that occurs in
+// the body after a "#", and none comes from inside a code span.
+func FuzzInlineTags(f *testing.F) {
+	for _, s := range []string{"#go and #Go", "`#code` #real", "# Heading\n#tag/nested", "a#b #1984 #y1984", "```\n#no\n```\n#yes", "#登录 #ß"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		tags := InlineTags(body)
+		seen := map[string]bool{}
+		for _, tag := range tags {
+			if seen[tag] {
+				t.Fatalf("InlineTags(%q) repeats %q", body, tag)
+			}
+			seen[tag] = true
+			if strings.ContainsAny(tag, "# \t\n`") {
+				t.Fatalf("InlineTags(%q) = %q", body, tags)
+			}
+			if !strings.Contains(folder().String(body), "#"+tag) {
+				t.Fatalf("InlineTags(%q): %q is not in the body", body, tag)
+			}
+		}
+		if !strings.Contains(body, "`") && !strings.Contains(body, "~~~") {
+			if got := InlineTags(strings.ReplaceAll(body, "#", "`#`")); len(got) != 0 {
+				t.Fatalf("tags inside code spans: %q", got)
+			}
 		}
 	})
 }
@@ -439,6 +526,113 @@ func FuzzNormalizeDate(f *testing.F) {
 		}
 		if IsDate(strings.TrimSpace(s)) && got != strings.TrimSpace(s) {
 			t.Fatalf("NormalizeDate(%q) = %q", s, got)
+		}
+	})
+}
+
+// FuzzParseNoteLinks: links are in order and inside the text, a markdown
+// target decodes from the text at its offsets, and writing every markdown
+// target back with EncodeMarkdownDest gives the same links.
+func FuzzParseNoteLinks(f *testing.F) {
+	for _, s := range linkSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"[a](my%20note.md#H) [[b]] ![c](<x y.png> \"t\")", "[a [b]](c(1).md 'x')", "[[a]](b.md) [x](https://a.b)",
+		`\[no](x.md) [y](a\)b.md)`, "[登](%E7%99%BB.md)", "[a](<b\\>c.md>)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		links := ParseNoteLinks(body, 1)
+		prevEnd := 0
+		for _, l := range links {
+			if l.Start < prevEnd || l.Start >= l.End || l.End > len(body) || l.TargetStart < l.Start || l.TargetEnd > l.End || l.TargetStart > l.TargetEnd {
+				t.Fatalf("link %+v: bad spans in %q", l, body)
+			}
+			prevEnd = l.End
+			if !l.Markdown {
+				continue
+			}
+			if body[l.End-1] != ')' || (body[l.Start] != '[' && body[l.Start] != '!') {
+				t.Fatalf("link %+v: %q is not a markdown link", l, body[l.Start:l.End])
+			}
+			if got := strings.TrimSpace(decodeDest(body[l.TargetStart:l.TargetEnd])); got != l.Target || got == "" || !isFileDest(got) {
+				t.Fatalf("link %+v: target text %q decodes to %q", l, body[l.TargetStart:l.TargetEnd], got)
+			}
+		}
+		out, _ := ReplaceLinks(body, links, func(l Link, written string) (string, bool) {
+			// the #anchor stays as written: parentheses that balance across
+			// it cannot be moved (planMove checks a rewrite before making it)
+			if !l.Markdown || strings.ContainsAny(l.Target, "<>\\") || strings.Count(written, "(") != strings.Count(written, ")") {
+				return "", false
+			}
+			return EncodeMarkdownDest(l.Target, l.Angle, written), true
+		})
+		again := ParseNoteLinks(out, 1)
+		if len(again) != len(links) {
+			t.Fatalf("%d links, %d after re-encoding:\n%q\n%q", len(links), len(again), body, out)
+		}
+		for i := range links {
+			if again[i].Target != links[i].Target || again[i].Markdown != links[i].Markdown {
+				t.Fatalf("link %d: %+v -> %+v\n%q\n%q", i, links[i], again[i], body, out)
+			}
+		}
+	})
+}
+
+// FuzzResolveLink: a link resolves only to files that exist, an ambiguous
+// one lists two or more, and a link to one file can be retargeted to any
+// other in its own form or as a full path.
+func FuzzResolveLink(f *testing.F) {
+	f.Add("digest/wiki/solar.md\ndigest/a/solar.md\nMEMORY.md\nassets/x.png", "daily/2026-06-20/a.md", "solar", false, 1)
+	f.Add("daily/2026-06-19/retro.md\ndaily/2026-06-20/b c.md", "daily/2026-06-20/a.md", "../2026-06-19/retro.md", true, 0)
+	f.Add("a/b/c.md\nb/c.md\nc.md", "x/y.md", "b/c", false, 2)
+	f.Add("Ab.md\nab.MD", "z.md", "/AB", false, 1)
+	f.Fuzz(func(t *testing.T, listing, from, target string, markdown bool, pick int) {
+		files := fileSet{}
+		var list []string
+		for _, p := range strings.Split(listing, "\n") {
+			if c := cleanRel(p); c != "" && c == p && ValidateLinkTarget(p) == nil && !files[p] {
+				files[p] = true
+				list = append(list, p)
+			}
+		}
+		if cleanRel(from) != from || from == "" || len(list) == 0 {
+			return
+		}
+		l := Link{Target: target, Markdown: markdown}
+		r := ResolveLink(from, l, files)
+		switch r.Status {
+		case LinkExact, LinkShort:
+			if !files[r.Path] {
+				t.Fatalf("%q resolved to %q, which does not exist", target, r.Path)
+			}
+		case LinkAmbiguous:
+			if len(r.Candidates) < 2 || !sort.StringsAreSorted(r.Candidates) {
+				t.Fatalf("ambiguous %q: %q", target, r.Candidates)
+			}
+			for _, c := range r.Candidates {
+				if !files[c] {
+					t.Fatalf("candidate %q does not exist", c)
+				}
+			}
+		case LinkMissing:
+		default:
+			t.Fatalf("status %q", r.Status)
+		}
+		if !r.Status.Resolves() {
+			return
+		}
+		if pick < 0 {
+			pick = -pick
+		}
+		dst := list[pick%len(list)]
+		text, ok := LinkTextFor(from, l, r, dst, files)
+		if !ok {
+			t.Fatalf("no link from %s to %s in the form of %q", from, dst, target)
+		}
+		back := ResolveLink(from, Link{Target: text, Markdown: markdown}, files)
+		if !back.Status.Resolves() || back.Path != dst {
+			t.Fatalf("%q written for %s resolves to %+v", text, dst, back)
 		}
 	})
 }

@@ -125,7 +125,15 @@ func (n *Note) Text() (string, error) {
 		// blank line between the header and the body.
 		body = "\n" + body
 	}
-	return "---\n" + header + "---\n" + body, nil
+	open, closing := "---\n", "---\n"
+	if n.fmOpen != "" {
+		// the fences as found ("---\r\n", trailing blanks)
+		open, closing = n.fmOpen, n.fmClose
+		if !strings.HasSuffix(closing, "\n") && body != "" {
+			closing += "\n"
+		}
+	}
+	return open + header + closing + body, nil
 }
 
 // Bytes renders the note in its original encoding.

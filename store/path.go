@@ -29,6 +29,7 @@ const (
 	ResourceDir = "resource"
 	SessionDir  = "session"
 	MetadataDir = "metadata"
+	ArchiveDir  = "archive" // what maintain retired, restorable
 )
 
 // Workspace is a reme workspace rooted at an absolute, symlink-free directory.

@@ -17,6 +17,15 @@ const MaxReadBytes = 50 * 1024
 // TruncationMarker starts the notice appended to a cut read.
 const TruncationMarker = "<<TRUNCATION_NOTICE>>"
 
+// ErrLineRange is returned (with ReMe's wording) for a line range that
+// does not fit the file.
+var ErrLineRange = errors.New("line range")
+
+type lineRangeError string
+
+func (e lineRangeError) Error() string        { return string(e) }
+func (e lineRangeError) Is(target error) bool { return target == ErrLineRange }
+
 // ReadResult is a line range of a text file.
 type ReadResult struct {
 	Path       string `json:"path"`
@@ -77,10 +86,10 @@ func (w *Workspace) Read(rel string, start, end int) (*ReadResult, error) {
 		start = 1
 	}
 	if start > total && total > 0 || (total == 0 && start > 1) {
-		return nil, fmt.Errorf("start_line %d is beyond the end of %s (%d lines)", start, probed, total)
+		return nil, lineRangeError(fmt.Sprintf("start_line %d exceeds file length (%d lines)", start, total))
 	}
 	if end > 0 && start > end {
-		return nil, fmt.Errorf("start_line %d is after end_line %d", start, end)
+		return nil, lineRangeError(fmt.Sprintf("start_line (%d) > end_line (%d)", start, end))
 	}
 	if end <= 0 || end > total {
 		end = total

@@ -128,7 +128,15 @@ func TestParseLinksOffsets(t *testing.T) {
 	}
 }
 
-func TestRetargetLinks(t *testing.T) {
+// retargetLiteral is ReMe's retarget: links whose target is exactly src.
+func retargetLiteral(body, src, dst string) (string, int) {
+	if src == dst {
+		return body, 0
+	}
+	return ReplaceLinks(body, ParseLinks(body, 1), func(l Link, _ string) (string, bool) { return dst, l.Target == src })
+}
+
+func TestReplaceLinksLiteral(t *testing.T) {
 	const src, dst = "digest/people/Alice.md", "digest/people/Alice Smith.md"
 	tests := []struct {
 		name, body, want string
@@ -148,17 +156,17 @@ func TestRetargetLinks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, n := RetargetLinks(tt.body, src, dst)
+			got, n := retargetLiteral(tt.body, src, dst)
 			if got != tt.want || n != tt.n {
-				t.Fatalf("RetargetLinks:\n got %q, %d\nwant %q, %d", got, n, tt.want, tt.n)
+				t.Fatalf("retarget:\n got %q, %d\nwant %q, %d", got, n, tt.want, tt.n)
 			}
 		})
 	}
 	body := "[[a.md]] [[a.md]]"
-	if got, n := RetargetLinks(body, "a.md", "a.md"); got != body || n != 0 {
+	if got, n := retargetLiteral(body, "a.md", "a.md"); got != body || n != 0 {
 		t.Fatalf("src==dst: %q, %d", got, n)
 	}
-	if got, n := RetargetLinks("[[a.md]] ![[a.md#x]]", "a.md", "b/c.md"); got != "[[b/c.md]] ![[b/c.md#x]]" || n != 2 {
+	if got, n := retargetLiteral("[[a.md]] ![[a.md#x]]", "a.md", "b/c.md"); got != "[[b/c.md]] ![[b/c.md#x]]" || n != 2 {
 		t.Fatalf("count: %q, %d", got, n)
 	}
 }

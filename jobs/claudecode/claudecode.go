@@ -169,6 +169,10 @@ type Copy struct {
 	// TornTail is set when the copy ended in a line cut by a crash; it was
 	// removed (its entry is copied again from the transcript).
 	TornTail bool
+	// Consumed is how many bytes of the transcript were taken in: through
+	// its last complete line, or all of it when an unterminated last line
+	// was a whole entry. A later call may start reading there.
+	Consumed int64
 }
 
 // NewEntries returns the entries this call added to the copy.
@@ -222,28 +226,13 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	if err != nil {
 		return nil, err
 	}
-	var add bytes.Buffer
+	nl := newLines{seen: seen}
 	// The limit also holds for a transcript that grows while it is read.
-	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, _ bool) error {
-		if int64(add.Len()) > maxBytes {
+	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, complete bool) error {
+		if int64(nl.add.Len()) > maxBytes {
 			return fmt.Errorf("%w: claude code transcript %s grew past the limit of %d bytes while it was read (auto_memory.max_transcript_bytes)", ErrTooLarge, transcriptPath, maxBytes)
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil
-		}
-		e, ok := parseLine(line, true)
-		if !ok {
-			res.SkippedLines++
-			return nil
-		}
-		if e.UUID == "" || seen[e.UUID] {
-			return nil
-		}
-		seen[e.UUID] = true
-		res.Entries = append(res.Entries, e)
-		res.New++
-		add.Write(e.Raw) // the line without its terminator (\n or \r\n)
-		add.WriteByte('\n')
+		nl.take(line, complete)
 		return nil
 	})
 	if err != nil {
@@ -252,6 +241,9 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 		}
 		return nil, fmt.Errorf("read claude code transcript: %w", err)
 	}
+	res.Entries = append(res.Entries, nl.entries...)
+	res.New, res.SkippedLines, res.Consumed = len(nl.entries), nl.skipped, nl.consumed
+	add := &nl.add
 	if res.New == 0 && !res.TornTail {
 		return res, nil
 	}
@@ -271,11 +263,53 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	return res, nil
 }
 
+// newLines takes in transcript lines: those with a uuid not seen yet are
+// kept verbatim (add, entries), the others skipped, and consumed says how
+// far the transcript was taken in (through the last complete line, or an
+// unterminated last line that is a whole entry).
+type newLines struct {
+	seen          map[string]bool
+	add           bytes.Buffer
+	entries       []Entry
+	skipped       int
+	pos, consumed int64
+}
+
+func (n *newLines) take(line []byte, complete bool) {
+	n.pos += int64(len(line))
+	if complete {
+		n.pos++
+		n.consumed = n.pos
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	e, ok := parseLine(line, true)
+	if !ok {
+		n.skipped++
+		return
+	}
+	n.consumed = n.pos
+	if e.UUID == "" || n.seen[e.UUID] {
+		return
+	}
+	n.seen[e.UUID] = true
+	n.entries = append(n.entries, e)
+	n.add.Write(e.Raw) // the line without its terminator (\n or \r\n)
+	n.add.WriteByte('\n')
+}
+
 // readCopy reads the workspace copy line by line into res and seen. It
 // returns the length of the file up to its last complete entry (a torn
 // last line left by a crash is not counted, and res.TornTail is set) and
 // whether that part ends in a newline.
 func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
+	return readCopyUpTo(abs, rel, -1, res, seen)
+}
+
+// readCopyUpTo is readCopy of the first size bytes (all with size < 0):
+// what a save left, read while later saves may be appending.
+func readCopyUpTo(abs, rel string, size int64, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, true, nil
@@ -284,10 +318,14 @@ func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, end
 		return 0, false, fmt.Errorf("read %s: %w", rel, err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if size >= 0 {
+		r = io.LimitReader(f, size)
+	}
 	n := 0
 	var pos int64
 	endsInNewline = true
-	err = eachLine(f, func(line []byte, complete bool) error {
+	err = eachLine(r, func(line []byte, complete bool) error {
 		n++
 		start := pos
 		pos += int64(len(line))

@@ -6,6 +6,7 @@
 // arguments becomes the run number, for commands that need a fresh id.
 //
 //	benchrun -name search -n 11 -- reme -w ws search "login flow"
+//	benchrun -name hook -stdin stop.json -- reme -w ws auto_memory_cc
 package main
 
 import (
@@ -25,6 +26,7 @@ func main() {
 	n := flag.Int("n", 11, "number of timed runs")
 	warmup := flag.Int("warmup", 1, "untimed runs first")
 	before := flag.String("before", "", "shell command run before each run, untimed")
+	stdin := flag.String("stdin", "", "file given to each run on stdin")
 	flag.Parse()
 	args := flag.Args()
 	if len(args) == 0 || *n < 1 {
@@ -51,12 +53,25 @@ func main() {
 		}
 		cmd := exec.Command(run[0], run[1:]...)
 		cmd.Stderr = os.Stderr // stdout goes to /dev/null: we time reme, not the terminal
+		var in *os.File
+		if *stdin != "" {
+			var err error
+			if in, err = os.Open(*stdin); err != nil {
+				fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
+				os.Exit(1)
+			}
+			cmd.Stdin = in
+		}
 		start := time.Now()
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		wall := time.Since(start)
+		if in != nil {
+			in.Close()
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
 			os.Exit(1)
 		}
-		wall := time.Since(start)
 		if i < 0 {
 			continue
 		}

@@ -77,6 +77,7 @@ func run(args []string, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "random seed; the same seed writes the same bytes")
 	days := fs.Int("days", 365, "number of consecutive days the cards are spread over")
 	start := fs.String("start", "2025-01-01", "first day, YYYY-MM-DD")
+	entries := fs.Int("entries", 0, "long-term entries to write under memory/entries (a few duplicated, renamed, expired or past due, for maintain)")
 	locomo := fs.String("locomo", "", "write synthetic conversational QA data in LoCoMo's JSON shape to this file instead")
 	convs := fs.Int("conversations", 10, "with -locomo: number of conversations")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +132,60 @@ func run(args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "gencorpus: %d cards, %d day pages over %d days, %d bytes in %s\n",
 		st.cards, st.dayPages, *days, st.bytes, time.Since(began).Round(time.Millisecond))
+	if *entries > 0 {
+		if err := writeEntries(*out, *entries, day); err != nil {
+			fmt.Fprintf(stderr, "gencorpus: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "gencorpus: %d entries\n", *entries)
+	}
 	return 0
+}
+
+// writeEntries writes n long-term entries in the shape of memory/entries
+// (type, name, description, created, updated, due, expires). Every 50th is
+// an exact duplicate of the one before, every 50th (offset 10) reuses the
+// previous one's name, every 50th (offset 20) expired, every 50th (offset
+// 30) a project milestone long past due.
+func writeEntries(out string, n int, start time.Time) error {
+	dir := filepath.Join(out, "memory", "entries")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create entries directory: %w", err)
+	}
+	types := []string{"user", "feedback", "project", "reference"}
+	topics := []string{"deploy", "search", "billing", "login", "oncall", "roadmap", "editor", "review", "backup", "alerts"}
+	for i := 0; i < n; i++ {
+		typ, name, body := types[i%4], fmt.Sprintf("entry %04d", i), ""
+		topic := topics[i%len(topics)]
+		switch typ {
+		case "feedback":
+			body = fmt.Sprintf("Prefer %s answers of style %d.\nWhy: said so on day %d.\nHow to apply: use style %d for %s.\n", topic, i, i%97, i, topic)
+		default:
+			body = fmt.Sprintf("The %s fact number %d: look at page %d of the %s runbook.\n", topic, i, i*7%101, topic)
+		}
+		created := start.AddDate(0, 0, i%300).Format(time.DateOnly)
+		extra := ""
+		switch i % 50 {
+		case 1:
+			body = fmt.Sprintf("The %s fact number %d: look at page %d of the %s runbook.\n", topics[(i-1)%len(topics)], i-1, (i-1)*7%101, topics[(i-1)%len(topics)])
+			if types[(i-1)%4] == "feedback" {
+				body = fmt.Sprintf("Prefer %s answers of style %d.\nWhy: said so on day %d.\nHow to apply: use style %d for %s.\n", topics[(i-1)%len(topics)], i-1, (i-1)%97, i-1, topics[(i-1)%len(topics)])
+			}
+		case 11:
+			name = fmt.Sprintf("entry %04d", i-1)
+		case 21:
+			extra = "expires: " + start.AddDate(0, 0, 10).Format(time.DateOnly) + "\n"
+		case 31:
+			typ = "project"
+			extra = "due: " + start.AddDate(0, 0, 20).Format(time.DateOnly) + "\n"
+		}
+		text := fmt.Sprintf("---\ntype: %s\nname: %s\ndescription: %s note %d\ncreated: %s\nupdated: %s\n%s---\n\n%s",
+			typ, name, topic, i, created, created, extra, body)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("entry-%04d.md", i)), []byte(text), 0o644); err != nil {
+			return fmt.Errorf("write entry: %w", err)
+		}
+	}
+	return nil
 }
 
 // card is one planned memory card; desc is filled in when it is rendered.

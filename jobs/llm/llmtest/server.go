@@ -9,11 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -655,16 +653,33 @@ func openAIEmbed(body []byte, n int) (any, error) {
 
 // ---- servers ----
 
-// FakeCohereServer is a FakeCohere behind an httptest.Server, closed when
-// the test ends. Protocol violations fail the test through t.Errorf.
+// TB is the part of testing.TB the fake servers use; taking it as an
+// interface keeps package testing out of everything that imports llmtest.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// localServer is an HTTP server on a loopback port.
+type localServer struct {
+	URL string
+	srv *http.Server
+}
+
+func (s *localServer) Close() { s.srv.Close() }
+
+// FakeCohereServer is a FakeCohere on a loopback port, closed when the
+// test ends. Protocol violations fail the test through t.Errorf.
 type FakeCohereServer struct {
 	*FakeCohere
-	srv *httptest.Server
+	srv *localServer
 }
 
 // NewFakeCohereServer starts a fake Cohere server answering with replies in
 // order. Point Config.BaseURL at URL() and use FakeAPIKey.
-func NewFakeCohereServer(t testing.TB, replies ...FakeReply) *FakeCohereServer {
+func NewFakeCohereServer(t TB, replies ...FakeReply) *FakeCohereServer {
 	t.Helper()
 	f := NewFakeCohere(replies...)
 	return &FakeCohereServer{FakeCohere: f, srv: startServer(t, &f.fake, f, replies)}
@@ -680,17 +695,17 @@ func (s *FakeCohereServer) Close() {
 // URL is the server's base URL, for Config.BaseURL.
 func (s *FakeCohereServer) URL() string { return s.srv.URL }
 
-// FakeOpenAIServer is a FakeOpenAI behind an httptest.Server, closed when
-// the test ends. Protocol violations fail the test through t.Errorf.
+// FakeOpenAIServer is a FakeOpenAI on a loopback port, closed when the
+// test ends. Protocol violations fail the test through t.Errorf.
 type FakeOpenAIServer struct {
 	*FakeOpenAI
-	srv *httptest.Server
+	srv *localServer
 }
 
 // NewFakeOpenAIServer starts a fake OpenAI-compatible server answering
 // with replies in order. Point Config.BaseURL at URL() and use
 // FakeOpenAIKey.
-func NewFakeOpenAIServer(t testing.TB, replies ...FakeReply) *FakeOpenAIServer {
+func NewFakeOpenAIServer(t TB, replies ...FakeReply) *FakeOpenAIServer {
 	t.Helper()
 	f := NewFakeOpenAI(replies...)
 	return &FakeOpenAIServer{FakeOpenAI: f, srv: startServer(t, &f.fake, f, replies)}
@@ -706,7 +721,7 @@ func (s *FakeOpenAIServer) Close() {
 // URL is the server's base URL with its /v1, for Config.BaseURL.
 func (s *FakeOpenAIServer) URL() string { return s.srv.URL + "/v1" }
 
-func startServer(t testing.TB, f *fake, h http.Handler, replies []FakeReply) *httptest.Server {
+func startServer(t TB, f *fake, h http.Handler, replies []FakeReply) *localServer {
 	t.Helper()
 	for i, r := range replies {
 		if err := r.validate(); err != nil {
@@ -714,7 +729,12 @@ func startServer(t testing.TB, f *fake, h http.Handler, replies []FakeReply) *ht
 		}
 	}
 	f.errorf = t.Errorf
-	srv := httptest.NewServer(h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("fake %s server: %v", f.proto.name, err)
+	}
+	srv := &localServer{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	go srv.srv.Serve(ln)
 	t.Cleanup(func() {
 		f.Close()
 		srv.Close()
