@@ -304,6 +304,9 @@ func (a *App) Workspace(create bool) (*store.Workspace, error) {
 			return nil, err
 		}
 	}
+	if cfg, err := a.Config(); err == nil { // a broken config fails the commands that write
+		ws.RedactSessions = cfg.Redact.Sessions
+	}
 	a.ws = ws
 	return ws, nil
 }

@@ -34,11 +34,19 @@ type Config struct {
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
+	Redact       RedactConfig   `yaml:"redact" json:"redact"`
 	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
 	Journal      JournalConfig  `yaml:"journal" json:"journal"`
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
+}
+
+// RedactConfig says where secrets are masked (see store.RedactSecrets).
+type RedactConfig struct {
+	// Sessions masks secrets in session/dialog files too; by default they
+	// keep the conversation's raw text.
+	Sessions bool `yaml:"sessions" json:"sessions"`
 }
 
 // MemoryConfig holds auto_memory defaults.
@@ -59,6 +67,9 @@ type MemoryConfig struct {
 type ResourceConfig struct {
 	IncludeImages bool  `yaml:"include_images" json:"include_images"`
 	MaxPixels     int64 `yaml:"max_pixels" json:"max_pixels"`
+	// MaxImageMemory bounds the memory of decoding one image, judged from
+	// its header (size, bit depth, colour model) before decoding.
+	MaxImageMemory int64 `yaml:"max_image_memory" json:"max_image_memory"`
 }
 
 // WatchConfig holds reme watch settings.
@@ -130,7 +141,7 @@ func defaultConfig() *Config {
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
 		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
 			SessionWait: Duration(10 * time.Minute)},
-		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000},
+		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000, MaxImageMemory: 256 << 20},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
 		Journal:  JournalConfig{KeepDays: 90},
@@ -377,6 +388,9 @@ func (c *Config) validate() error {
 	}
 	if c.Resource.MaxPixels < 1 {
 		return fmt.Errorf("resource.max_pixels must be at least 1")
+	}
+	if c.Resource.MaxImageMemory < 1<<20 {
+		return fmt.Errorf("resource.max_image_memory must be at least 1048576 (1 MiB), in bytes")
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")

@@ -1,3 +1,7 @@
+// The read-only cases run the command as another user (unix credentials).
+
+//go:build unix
+
 package main
 
 import (

@@ -344,7 +344,9 @@ func (c *chunker) blocks(from, to int, crumbs []string, startsWithOwnHeading boo
 	for _, b := range bs {
 		if c.size(b.from, b.to) > c.max {
 			flush()
-			c.splitBlock(b.from, b.to, crumbs)
+			if !c.blank(b.from) { // a run of blank lines has nothing to show
+				c.splitBlock(b.from, b.to, crumbs)
+			}
 			continue
 		}
 		if packFrom >= 0 && c.size(packFrom, b.to) > c.max {
@@ -425,6 +427,11 @@ func (c *chunker) splitBlock(from, to int, crumbs []string) {
 		curSize += len(t) + 1
 	}
 	flush(body1)
+	if len(parts) == 0 {
+		// Only the fence lines, and they alone are over the limit: still
+		// one chunk, or their text would not be searchable.
+		parts = append(parts, part{from: from, to: to, text: strings.Join(append(head, tail...), "\n")})
+	}
 	for k, p := range parts {
 		var b strings.Builder
 		for _, h := range crumbs {

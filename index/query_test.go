@@ -67,32 +67,3 @@ func TestLinkWords(t *testing.T) {
 		t.Errorf("linkWords = %q, want %q", got, want)
 	}
 }
-
-func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{"login flow", `"a b" -c d*`, "登录流程", `AND OR NOT NEAR(a b) "`, "-", `""`, "*", "a\"b\"c", "ﾛｸﾞｲﾝ", "\x00\xff"} {
-		f.Add(s)
-	}
-	ws := newWorkspace(f, map[string]string{"daily/2026-01-01/a.md": card("a", "login flow", "body 登录 text")})
-	ix := openIndex(f, ws, Options{})
-	mustSync(f, ix)
-	f.Fuzz(func(t *testing.T, q string) {
-		expr := ParseQuery(q).MatchExpr()
-		for _, pt := range prefixTerms(ParseQuery(q)) {
-			expr2 := pt.expr()
-			rows, err := ix.db.Query(`SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?`, expr2)
-			if err != nil {
-				t.Fatalf("query %q gave prefix expression %s: %v", q, expr2, err)
-			}
-			rows.Close()
-		}
-		if expr == "" {
-			return
-		}
-		// Whatever the user typed, FTS5 must accept the expression.
-		rows, err := ix.db.Query(`SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?`, expr)
-		if err != nil {
-			t.Fatalf("query %q gave expression %s: %v", q, expr, err)
-		}
-		rows.Close()
-	})
-}

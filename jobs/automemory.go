@@ -148,6 +148,9 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if err != nil {
 		return nil, err
 	}
+	if saved.SetAside != nil {
+		res.Warnings = append(res.Warnings, saved.SetAside.String())
+	}
 	job := cardJob{
 		kind:       "dialog",
 		sessionID:  req.SessionID,

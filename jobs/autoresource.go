@@ -33,6 +33,8 @@ type AutoResourceRequest struct {
 	Language      string
 	MaxFileBytes  int64 // default 20 MiB
 	MaxPixels     int64 // default vision.DefaultMaxPixels
+	// MaxImageMemory bounds an image's decode; default vision.DefaultMaxDecodeBytes
+	MaxImageMemory int64
 	// Fallback FallbackExtractive gives a text resource whose model run
 	// failed the extractive card instead (never over a card a model or a
 	// person wrote); empty or FallbackNone fails the item.
@@ -415,7 +417,7 @@ func imageResource(ctx context.Context, env *Env, req AutoResourceRequest, job r
 		item.Metadata.Skipped = "no model configured"
 		return item
 	}
-	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels})
+	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels, MaxDecodeBytes: req.MaxImageMemory})
 	if err != nil {
 		return failed(item, "Image %s: %v", job.place.rel, err)
 	}

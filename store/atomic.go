@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -74,7 +75,79 @@ func writeAtomic(dst string, data []byte) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, werr)
 	}
-	return syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	sweepOnce(dir)
+	return nil
+}
+
+// TempGrace is how old a temp file must be before it counts as left behind
+// by a killed run: no write takes anywhere near this long, so a file this
+// old is never one a live process is still writing.
+const TempGrace = time.Hour
+
+// swept holds the folders whose stale temp files this process has removed.
+var swept sync.Map
+
+// sweepOnce removes stale temp files from a folder reme has just written to,
+// once per process: one ReadDir of a folder that is hot in the cache anyway.
+// Failures are ignored: the sweep is housekeeping, not part of the write.
+func sweepOnce(dir string) {
+	if _, done := swept.LoadOrStore(dir, true); !done {
+		_, _ = staleTemps(dir, time.Now().Add(-TempGrace), true)
+	}
+}
+
+// staleTemps lists the regular TempPrefix files directly in dir last
+// modified before cutoff, and with remove deletes them. Ages are measured
+// against the real clock, not an injected one: they compare with file
+// modification times.
+func staleTemps(dir string, cutoff time.Time, remove bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		if remove {
+			p := filepath.Join(dir, e.Name())
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return names, fmt.Errorf("remove %s: %w", p, err)
+			}
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// appendOrCut appends data to f, opened with O_APPEND and size bytes long,
+// and fsyncs. When either fails the file is cut back to size: no partial
+// record stays behind, and cutting frees what a partial write took, so it
+// works on a full disk too.
+func appendOrCut(f *os.File, size int64, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	terr := f.Truncate(size)
+	if terr == nil {
+		terr = f.Sync()
+	}
+	if terr != nil {
+		return fmt.Errorf("%w; cutting back to %d bytes: %v", err, size, terr)
+	}
+	return err
 }
 
 func syncDir(dir string) error {
@@ -144,6 +217,8 @@ func JoinRel(parts ...string) string { return path.Join(parts...) }
 // StaleTempFiles lists the temporary files that writes killed before
 // their rename left anywhere in the workspace, older than cutoff (younger
 // ones may belong to a write in progress); with remove it deletes them.
+// Writes already remove those of the folders they write to (once per
+// process); this finds the rest.
 func (w *Workspace) StaleTempFiles(cutoff time.Time, remove bool) ([]string, error) {
 	out := []string{}
 	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
@@ -153,21 +228,15 @@ func (w *Workspace) StaleTempFiles(cutoff time.Time, remove bool) ([]string, err
 			}
 			return err
 		}
-		if !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), TempPrefix) {
+		if !d.IsDir() {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
-			return nil
+		names, err := staleTemps(p, cutoff, remove)
+		for _, n := range names {
+			rel, _ := filepath.Rel(w.Root, filepath.Join(p, n))
+			out = append(out, filepath.ToSlash(rel))
 		}
-		if remove {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove temp file: %w", err)
-			}
-		}
-		rel, _ := filepath.Rel(w.Root, p)
-		out = append(out, filepath.ToSlash(rel))
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find temp files: %w", err)

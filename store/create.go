@@ -48,7 +48,11 @@ func (w *Workspace) CreateFile(rel string, data []byte) error {
 			return fmt.Errorf("create %s: %w", rel, err)
 		}
 	}
-	return syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	sweepOnce(dir)
+	return nil
 }
 
 func writeSynced(p string, data []byte, flag int) error {

@@ -36,13 +36,18 @@ func (d DailyNote) Fields() map[string]any {
 }
 
 // DailyNotes lists the direct child *.md files of daily/<date>/ sorted by
-// path, with their frontmatter. Subfolders are ignored; a missing folder is
-// an empty list.
+// path, with their frontmatter. Subfolders and symlinks are ignored; a
+// missing folder is an empty list.
 func (w *Workspace) DailyNotes(date string) ([]DailyNote, error) {
 	if _, err := ParseDate(date); err != nil {
 		return nil, err
 	}
-	dir := DayDir(date)
+	// A day folder (or daily/ itself) that is a symlink out of the
+	// workspace is refused, not listed: its files are not the workspace's.
+	dir, err := w.Rel(DayDir(date))
+	if err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(w.Abs(dir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -98,7 +103,10 @@ func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []b
 	if err != nil {
 		return nil, err
 	}
-	rel := DayIndexPath(date)
+	rel, err := w.Rel(DayIndexPath(date))
+	if err != nil {
+		return nil, err
+	}
 	res := &DayIndexResult{Date: date, Path: rel, Notes: []map[string]any{}}
 	for _, n := range notes {
 		res.Notes = append(res.Notes, n.Fields())
@@ -171,8 +179,18 @@ func replaceAutoBlock(body, block string) string {
 	return trimmed + "\n\n" + block + "\n"
 }
 
+// Bounds on what one card contributes to a day index line (and a
+// daily_list line): a card with a hostile header (thousands of keys, huge
+// values) must not make the page huge or hold the index writer lock for
+// long. Typical cards have a dozen short keys.
+const (
+	maxLineKeys  = 64
+	maxLineBytes = 8 << 10
+)
+
 // RenderDayIndexBlock renders the auto block (markers included, no final
-// newline).
+// newline). Marker text inside a card's path or header is escaped, so that
+// the block always ends at its own end marker.
 func RenderDayIndexBlock(notes []DailyNote) string {
 	var b strings.Builder
 	b.WriteString(DayIndexStart)
@@ -180,42 +198,107 @@ func RenderDayIndexBlock(notes []DailyNote) string {
 	if len(notes) == 0 {
 		b.WriteString("(none)\n")
 	}
+	var line strings.Builder
 	for _, n := range notes {
-		b.WriteString("- [[")
-		b.WriteString(n.Path)
-		b.WriteString("]]")
-		for _, kv := range orderedFields(n.FM, hiddenDayIndexKeys) {
-			b.WriteString(" " + kv[0] + ": " + kv[1])
-		}
+		line.Reset()
+		line.WriteString("- [[")
+		line.WriteString(n.Path)
+		line.WriteString("]]")
+		writeFields(&line, n.FM, hiddenDayIndexKeys)
+		b.WriteString(escapeMarkers(line.String()))
 		b.WriteByte('\n')
 	}
 	b.WriteString(DayIndexEnd)
 	return b.String()
 }
 
-// orderedFields lists name, description, then the other keys in file order,
-// as flattened one-line strings, skipping hidden keys and empty values.
-func orderedFields(fm *Frontmatter, hidden map[string]bool) [][2]string {
-	keys := []string{"name", "description"}
-	for _, k := range fm.Keys() {
-		if k != "name" && k != "description" {
-			keys = append(keys, k)
+// commentOpen starts both markers (and any HTML comment, which would hide
+// the rest of the page in a markdown viewer).
+const commentOpen = "<!--"
+
+// escapeMarkers writes "<!--" as "<\!--", which markdown shows as "<!--"
+// but which no marker search (or comment) matches.
+func escapeMarkers(s string) string {
+	if !strings.Contains(s, commentOpen) {
+		return s
+	}
+	return strings.ReplaceAll(s, commentOpen, `<\!--`)
+}
+
+// writeFields appends " key: value" for name, description, then the other
+// keys in file order, flattened to one line, skipping hidden keys and empty
+// values. It is linear in the header's size and stops after maxLineKeys
+// keys or maxLineBytes bytes with a note of what was left out.
+func writeFields(b *strings.Builder, fm *Frontmatter, hidden map[string]bool) {
+	c := fm.mapping().Content
+	// Key node indexes in rendering order; a key repeated in a broken
+	// header is shown once.
+	order := make([]int, 0, min(len(c)/2, maxLineKeys+2))
+	for _, first := range []string{"name", "description"} {
+		for i := 0; i+1 < len(c); i += 2 {
+			if c[i].Value == first {
+				order = append(order, i)
+				break
+			}
 		}
 	}
-	var out [][2]string
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if hidden[k] || seen[k] {
+	limit := b.Len() + maxLineBytes
+	budget := newExpandBudget() // one alias budget for the whole card
+	seen := make(map[string]bool, len(order))
+	shown := 0
+	next := 0 // next pair to look at after the leading keys
+	for k := 0; ; k++ {
+		var i int
+		switch {
+		case k < len(order):
+			i = order[k]
+		case next+1 < len(c):
+			i, next = next, next+2
+			if v := c[i].Value; v == "name" || v == "description" {
+				continue
+			}
+		default:
+			return
+		}
+		key := c[i].Value
+		if hidden[key] || seen[key] {
 			continue
 		}
-		seen[k] = true
-		v := FlatValue(fm.node(k))
+		seen[key] = true
+		v := flatValue(c[i+1], budget, false)
 		if v == "" {
 			continue
 		}
-		out = append(out, [2]string{k, v})
+		if shown == maxLineKeys || b.Len()+len(key)+len(v)+3 > limit {
+			left := keysFrom(c, next, hidden)
+			if k < len(order) {
+				left += len(order) - k - 1 // leading keys not reached
+			}
+			if room := limit - b.Len() - len(key) - 3; shown < maxLineKeys && room > 64 {
+				b.WriteString(" " + key + ": " + TruncateBytes(v, room) + " …")
+			} else {
+				left++
+			}
+			if left > 0 {
+				fmt.Fprintf(b, " (+%d more key(s) not shown)", left)
+			}
+			return
+		}
+		b.WriteString(" " + key + ": " + v)
+		shown++
 	}
-	return out
+}
+
+// keysFrom counts the keys from pair index from on that follow name and
+// description in a line and are not hidden.
+func keysFrom(c []*yaml.Node, from int, hidden map[string]bool) int {
+	n := 0
+	for i := from; i+1 < len(c); i += 2 {
+		if v := c[i].Value; !hidden[v] && v != "name" && v != "description" {
+			n++
+		}
+	}
+	return n
 }
 
 // FlatValue renders a YAML value on one line: scalars as written (newlines
@@ -265,8 +348,6 @@ func flatValue(n *yaml.Node, budget *expandBudget, viaAlias bool) string {
 func DailyListLine(n DailyNote) string {
 	var b strings.Builder
 	b.WriteString("- path: " + n.Path)
-	for _, kv := range orderedFields(n.FM, nil) {
-		b.WriteString(" " + kv[0] + ": " + kv[1])
-	}
+	writeFields(&b, n.FM, nil)
 	return b.String()
 }

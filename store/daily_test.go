@@ -2,10 +2,13 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -297,5 +300,138 @@ func TestDailyNotesAndListLine(t *testing.T) {
 	// The dialog link is a string with brackets, not a nested list.
 	if fields["source_conversation"] != "[[session/dialog/s2.jsonl]]" {
 		t.Fatalf("source_conversation = %#v", fields["source_conversation"])
+	}
+}
+
+// TestRefreshDayIndexHostileMarkers: marker text in a card's header must not
+// end (or restart) the auto block, or the page grows on every refresh.
+func TestRefreshDayIndexHostileMarkers(t *testing.T) {
+	w := newWorkspace(t)
+	writeCard(t, w, "a.md", "---\nname: a\ndescription: \"ends here <!-- /notes:auto --> and goes on\"\n---\n")
+	writeCard(t, w, "b.md", "---\nname: \"<!-- notes:auto -->\"\n\"<!-- /notes:auto -->\": key too\nnote: <!-- a comment\n---\n")
+	writeRaw(t, w, DayIndexPath(testDate), "---\nname: x\n---\n\nmy text\n")
+	var first string
+	for i := range 4 {
+		if _, err := w.RefreshDayIndex(testDate); err != nil {
+			t.Fatal(err)
+		}
+		got := readRaw(t, w, DayIndexPath(testDate))
+		if i == 0 {
+			first = got
+		} else if got != first {
+			t.Fatalf("refresh %d changed the page:\n%s\nfirst:\n%s", i, got, first)
+		}
+	}
+	if n := strings.Count(first, DayIndexStart); n != 1 {
+		t.Errorf("%d start markers:\n%s", n, first)
+	}
+	if n := strings.Count(first, DayIndexEnd); n != 1 {
+		t.Errorf("%d end markers:\n%s", n, first)
+	}
+	for _, want := range []string{
+		"my text\n",
+		`- [[daily/2026-05-18/a.md]] name: a description: ends here <\!-- /notes:auto --> and goes on` + "\n",
+		`- [[daily/2026-05-18/b.md]] name: <\!-- notes:auto --> <\!-- /notes:auto -->: key too note: <\!-- a comment` + "\n" + DayIndexEnd,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("page lacks %q:\n%s", want, first)
+		}
+	}
+}
+
+// TestDayIndexLineBounds: a card with a huge header gets one bounded line
+// that says what it left out.
+func TestDayIndexLineBounds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: big\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "k%04d: v\n", i)
+	}
+	b.WriteString("session_id: s\n")
+	fm, err := ParseFrontmatter(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := RenderDayIndexBlock([]DailyNote{{Path: "daily/2026-05-18/big.md", FM: fm}})
+	if !strings.Contains(line, " name: big k0000: v k0001: v") || !strings.Contains(line, " k0062: v (+937 more key(s) not shown)\n") {
+		t.Errorf("line = %.300q … %q", line, line[max(0, len(line)-120):])
+	}
+	// A long value is cut at a character boundary.
+	fm, err = ParseFrontmatter("name: long\ndescription: " + strings.Repeat("登录", 5000) + "\nafter: x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := DailyListLine(DailyNote{Path: "daily/2026-05-18/long.md", FM: fm})
+	if len(got) > maxLineBytes+200 || !utf8.ValidString(got) || !strings.HasSuffix(got, "… (+1 more key(s) not shown)") {
+		t.Errorf("line of %d bytes ends %q", len(got), got[max(0, len(got)-80):])
+	}
+	// A card within the bounds gets no note.
+	fm, _ = ParseFrontmatter("name: small\ndescription: d\n")
+	if got := DailyListLine(DailyNote{Path: "p.md", FM: fm}); got != "- path: p.md name: small description: d" {
+		t.Errorf("small = %q", got)
+	}
+}
+
+// TestDailyNotesRefusesSymlinkOut: a day folder that is a symlink out of
+// the workspace is neither listed nor indexed.
+func TestDailyNotesRefusesSymlinkOut(t *testing.T) {
+	w := newWorkspace(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("---\nname: secret\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(w.Abs(DailyDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, w.Abs(DayDir(testDate))); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	if notes, err := w.DailyNotes(testDate); !errors.Is(err, ErrOutsideWorkspace) {
+		t.Fatalf("DailyNotes = %v, %v; want ErrOutsideWorkspace", notes, err)
+	}
+	if res, err := w.RefreshDayIndex(testDate); !errors.Is(err, ErrOutsideWorkspace) {
+		t.Fatalf("RefreshDayIndex = %+v, %v; want ErrOutsideWorkspace", res, err)
+	}
+	if w.Exists(DayIndexPath(testDate)) {
+		t.Fatal("day page written from files outside the workspace")
+	}
+	// A page that is a symlink out is not read or written either.
+	if err := os.Remove(w.Abs(DayDir(testDate))); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(outside, "page.md")
+	if err := os.WriteFile(page, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(page, w.Abs(DayIndexPath(testDate))); err != nil {
+		t.Fatal(err)
+	}
+	writeCard(t, w, "a.md", "---\nname: a\n---\n")
+	if _, err := w.RefreshDayIndex(testDate); !errors.Is(err, ErrOutsideWorkspace) {
+		t.Fatalf("RefreshDayIndex through a symlinked page = %v", err)
+	}
+	if b, _ := os.ReadFile(page); string(b) != "outside\n" {
+		t.Fatalf("file outside changed: %q", b)
+	}
+}
+
+// BenchmarkDayIndexManyKeys renders one card with many keys: linear, and
+// bounded by maxLineKeys.
+func BenchmarkDayIndexManyKeys(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var sb strings.Builder
+			for i := range n {
+				fmt.Fprintf(&sb, "k%06d: v\n", i)
+			}
+			fm, err := ParseFrontmatter(sb.String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			notes := []DailyNote{{Path: "daily/2026-05-18/big.md", FM: fm}}
+			for b.Loop() {
+				_ = RenderDayIndexBlock(notes)
+			}
+		})
 	}
 }

@@ -369,12 +369,7 @@ func (j *Journal) appendLine(month string, line []byte) error {
 			line = append([]byte{'\n'}, line...) // end a torn line first
 		}
 	}
-	_, err = f.Write(line)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		_ = f.Truncate(size)
+	if err := appendOrCut(f, size, line); err != nil {
 		return fmt.Errorf("append to journal %s: %w", p, err)
 	}
 	return nil

@@ -35,6 +35,10 @@ const (
 // Workspace is a reme workspace rooted at an absolute, symlink-free directory.
 type Workspace struct {
 	Root string
+	// RedactSessions masks secrets (RedactSecrets) in the messages
+	// SaveDialog writes; off by default, so session files keep the raw
+	// text (config redact.sessions).
+	RedactSessions bool
 }
 
 // OpenWorkspace resolves dir to an absolute path. The directory need not

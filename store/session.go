@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -520,18 +521,31 @@ type SaveResult struct {
 	New      int       // messages not seen before
 	Replaced int       // messages whose content changed
 	Written  bool
+	// SetAside is set when the file ended in a torn line (a crash or a full
+	// disk during an earlier write) that was moved out of the way first.
+	SetAside *SetAside
 }
 
 // SaveDialog merges messages into session/dialog/<session_id>.jsonl: by id
 // (a new version replaces the old), sorted by created_at. When the old file
-// is a prefix of the result only the new lines are appended; otherwise the
-// file is rewritten atomically. Messages are sanitised first.
+// is a prefix of the result only the new lines are appended (all or
+// nothing); otherwise the file is rewritten atomically. Messages are
+// sanitised first. A torn last line is set aside (see RepairTail) so that a
+// crash never blocks the session; any other line that is not a message is
+// an error, and the file is left as it is.
 func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, error) {
-	existing, raw, err := w.ReadDialog(rel)
+	rel, raw, err := w.readOptional(rel)
 	if err != nil {
 		return nil, err
 	}
 	res := &SaveResult{Path: rel}
+	if raw, res.SetAside, err = w.repairTail(rel, raw, isMessageLine); err != nil {
+		return nil, err
+	}
+	existing, err := parseDialog(rel, raw)
+	if err != nil {
+		return nil, err
+	}
 	pos := map[string]int{}
 	merged := append([]Message{}, existing...)
 	for i, m := range merged {
@@ -539,6 +553,9 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	}
 	for _, m := range incoming {
 		m = SanitizeForSave(m)
+		if w.RedactSessions {
+			m = redactMessage(m)
+		}
 		if i, ok := pos[m.ID]; ok {
 			a, _ := merged[i].MarshalLine()
 			b, _ := m.MarshalLine()
@@ -566,8 +583,8 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 		all.Write(b)
 		all.WriteByte('\n')
 	}
-	if raw != nil && bytes.HasPrefix(all.Bytes(), raw) && len(raw) > 0 && raw[len(raw)-1] == '\n' {
-		if err := w.appendFile(rel, all.Bytes()[len(raw):]); err != nil {
+	if len(raw) > 0 && raw[len(raw)-1] == '\n' && bytes.HasPrefix(all.Bytes(), raw) {
+		if err := w.AppendFile(rel, all.Bytes()[len(raw):]); err != nil {
 			return nil, err
 		}
 	} else if err := w.WriteFile(rel, all.Bytes()); err != nil {
@@ -577,22 +594,147 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	return res, nil
 }
 
-func (w *Workspace) appendFile(rel string, data []byte) error {
-	f, err := os.OpenFile(w.Abs(rel), os.O_WRONLY|os.O_APPEND, 0)
+// redactMessage masks secrets in the string values of a message's content
+// blocks. The id stays: it was derived from what the caller sent, so a
+// repeated call still finds the message.
+func redactMessage(m Message) Message {
+	out := m
+	out.Content = make([]json.RawMessage, len(m.Content))
+	for i, b := range m.Content {
+		red, _ := RedactJSONStrings(b)
+		out.Content[i] = red
+	}
+	return out
+}
+
+// AppendFile appends data to an existing workspace file, all or nothing:
+// when the write or its fsync fails (a full disk, a quota, an I/O error)
+// the file is cut back to its old length, so that no partial record stays
+// behind. Appenders of one file must hold a common lock.
+func (w *Workspace) AppendFile(rel string, data []byte) error {
+	rel, err := w.Rel(rel)
 	if err != nil {
+		return err
+	}
+	if err := appendAllOrNothing(w.Abs(rel), data, false); err != nil {
 		return fmt.Errorf("append %s: %w", rel, err)
 	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fmt.Errorf("append %s: %w", rel, werr)
-	}
 	return nil
+}
+
+func appendAllOrNothing(abs string, data []byte, create bool) error {
+	flag := os.O_WRONLY | os.O_APPEND
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(abs, flag, 0o644)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err == nil {
+		err = appendOrCut(f, fi.Size(), data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// SetAside describes the torn end of a file moved into a .corrupt file.
+type SetAside struct {
+	Path  string `json:"path"`  // the repaired file
+	To    string `json:"to"`    // where the bytes went: Path + ".corrupt"
+	Line  int    `json:"line"`  // the line the torn record started on
+	Bytes int    `json:"bytes"` // how many bytes were moved
+}
+
+// String says what happened, for a warning.
+func (s *SetAside) String() string {
+	return fmt.Sprintf("%s ended in an incomplete line %d (%d bytes, left by a crash or a full disk); moved it to %s", s.Path, s.Line, s.Bytes, s.To)
+}
+
+// CorruptSuffix is appended to a file's name for the bytes set aside from it.
+const CorruptSuffix = ".corrupt"
+
+// RepairTail sets aside the torn end of a line-oriented file: bytes after
+// the last newline that isRecord rejects, which is what a crash or a full
+// disk leaves in the middle of an append. They are appended to
+// <rel>.corrupt (nothing is deleted) and the file is cut to its last
+// complete line. A complete record that merely lacks its newline is kept.
+// It returns nil when there was nothing to repair. Callers hold the file's
+// lock.
+func (w *Workspace) RepairTail(rel string, isRecord func(line []byte) bool) (*SetAside, error) {
+	rel, raw, err := w.readOptional(rel)
+	if err != nil {
+		return nil, err
+	}
+	_, s, err := w.repairTail(rel, raw, isRecord)
+	return s, err
+}
+
+func (w *Workspace) repairTail(rel string, raw []byte, isRecord func([]byte) bool) ([]byte, *SetAside, error) {
+	if len(raw) == 0 || raw[len(raw)-1] == '\n' {
+		return raw, nil, nil
+	}
+	cut := bytes.LastIndexByte(raw, '\n') + 1
+	tail := raw[cut:]
+	if len(bytes.TrimSpace(tail)) == 0 || isRecord(tail) {
+		return raw, nil, nil // blank, or complete without its newline
+	}
+	s := &SetAside{Path: rel, To: rel + CorruptSuffix, Line: bytes.Count(raw[:cut], []byte("\n")) + 1, Bytes: len(tail)}
+	// The torn bytes go to the side file first: a crash between the two
+	// steps leaves them in both places, never in neither.
+	if err := appendAllOrNothing(w.Abs(s.To), append(append([]byte{}, tail...), '\n'), true); err != nil {
+		return nil, nil, fmt.Errorf("set aside the torn end of %s into %s: %w", rel, s.To, err)
+	}
+	if err := syncDir(filepath.Dir(w.Abs(s.To))); err != nil {
+		return nil, nil, err
+	}
+	if err := truncateSync(w.Abs(rel), int64(cut)); err != nil {
+		return nil, nil, fmt.Errorf("cut the torn end of %s: %w", rel, err)
+	}
+	return raw[:cut], s, nil
+}
+
+func truncateSync(abs string, size int64) error {
+	f, err := os.OpenFile(abs, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// isMessageLine reports whether a session line holds a stored message.
+func isMessageLine(line []byte) bool {
+	var m Message
+	return json.Unmarshal(line, &m) == nil && m.ID != ""
+}
+
+// readOptional validates rel and reads the file; a missing file is nil.
+func (w *Workspace) readOptional(rel string) (string, []byte, error) {
+	rel, err := w.Rel(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	raw, err := os.ReadFile(w.Abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return rel, nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return rel, raw, nil
 }
 
 // ReadDialog loads a session file; a missing file is an empty session.
@@ -600,13 +742,18 @@ func (w *Workspace) appendFile(rel string, data []byte) error {
 // of that shape, or without an id) is an error naming the line, so that
 // SaveDialog never rewrites, and silently drops, what it cannot read.
 func (w *Workspace) ReadDialog(rel string) ([]Message, []byte, error) {
-	raw, err := os.ReadFile(w.Abs(rel))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+	rel, raw, err := w.readOptional(rel)
+	if err != nil || raw == nil {
+		return nil, nil, err
 	}
+	out, err := parseDialog(rel, raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
+		return nil, nil, err
 	}
+	return out, raw, nil
+}
+
+func parseDialog(rel string, raw []byte) ([]Message, error) {
 	var out []Message
 	for i, line := range bytes.Split(raw, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -614,11 +761,11 @@ func (w *Workspace) ReadDialog(rel string) ([]Message, []byte, error) {
 		}
 		var m Message
 		if err := json.Unmarshal(line, &m); err != nil || m.ID == "" {
-			return nil, nil, fmt.Errorf("%s line %d is not a message; fix or move the file before adding to this session", rel, i+1)
+			return nil, fmt.Errorf("%s line %d is not a message; fix or move the file before adding to this session", rel, i+1)
 		}
 		out = append(out, m)
 	}
-	return out, raw, nil
+	return out, nil
 }
 
 // MessageDay is the calendar day of a message timestamp in loc: zone-aware

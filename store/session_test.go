@@ -887,7 +887,6 @@ func TestSaveDialogRefusesBrokenFile(t *testing.T) {
 		line    int
 	}{
 		{"not json", good + "\nnot json\n", 2},
-		{"truncated last line", good + "\n" + good[:40], 2},
 		{"no id", `{"name":"user","role":"user","content":[]}` + "\n" + good + "\n", 1},
 		{"empty id", good + "\n\n" + strings.Replace(good, `"id":"a"`, `"id":""`, 1) + "\n", 3},
 		{"list line", good + "\n[1,2]\n", 2},
@@ -917,6 +916,100 @@ func TestSaveDialogRefusesBrokenFile(t *testing.T) {
 			}
 			noTempFiles(t, w.Root)
 		})
+	}
+}
+
+// TestSaveDialogSetsAsideTornTail: a crash or a full disk in the middle of
+// an append leaves an incomplete last line; the next save moves it to
+// <file>.corrupt, says so, and goes on.
+func TestSaveDialogSetsAsideTornTail(t *testing.T) {
+	good := `{"name":"user","content":[{"type":"text","text":"hi"}],"role":"user","id":"a","metadata":{},"created_at":"2026-06-20T10:00:00","usage":null,"finished_at":null,"finished_reason":null,"structured_output":null,"error":null}`
+	tests := []struct {
+		name, content, tail string
+		line                int
+	}{
+		{"half a record", good + "\n" + good[:40], good[:40], 2},
+		{"only a torn record", good[:7], good[:7], 1},
+		{"a record with its id cut", good + "\n" + strings.Replace(good, `"id":"a"`, `"id":"`, 1), strings.Replace(good, `"id":"a"`, `"id":"`, 1), 2},
+		{"zeros after a power cut", good + "\n\x00\x00\x00\x00", "\x00\x00\x00\x00", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			writeRaw(t, w, dialogRel, tt.content)
+			// an earlier repair's leftovers are kept
+			writeRaw(t, w, dialogRel+CorruptSuffix, "earlier\n")
+			msgs := parseMsgs(t, `[{"role":"user","content":"new","created_at":"2026-06-20T11:00:00","id":"n"}]`)
+			res, err := w.SaveDialog(dialogRel, msgs)
+			if err != nil {
+				t.Fatalf("SaveDialog: %v", err)
+			}
+			want := &SetAside{Path: dialogRel, To: dialogRel + CorruptSuffix, Line: tt.line, Bytes: len(tt.tail)}
+			if diff := cmp.Diff(want, res.SetAside); diff != "" {
+				t.Errorf("SetAside (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(res.SetAside.String(), dialogRel+CorruptSuffix) {
+				t.Errorf("warning %q does not name the .corrupt file", res.SetAside)
+			}
+			if got := readRaw(t, w, dialogRel+CorruptSuffix); got != "earlier\n"+tt.tail+"\n" {
+				t.Errorf(".corrupt = %q", got)
+			}
+			wantIDs := []string{"n"}
+			if tt.line == 2 {
+				wantIDs = []string{"a", "n"}
+			}
+			if diff := cmp.Diff(wantIDs, lineIDs(t, w, dialogRel)); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+			// Repaired once: the next call has nothing to set aside.
+			res, err = w.SaveDialog(dialogRel, parseMsgs(t, `[{"role":"user","content":"more","created_at":"2026-06-20T12:00:00","id":"m"}]`))
+			if err != nil || res.SetAside != nil || res.New != 1 {
+				t.Fatalf("second SaveDialog = %+v, %v", res, err)
+			}
+			noTempFiles(t, w.Root)
+		})
+	}
+}
+
+// TestSaveDialogKeepsRecordWithoutNewline: a complete last record that only
+// lacks its newline (written by another tool) is a message, not damage.
+func TestSaveDialogKeepsRecordWithoutNewline(t *testing.T) {
+	good := `{"name":"user","content":[],"role":"user","id":"a","metadata":{},"created_at":"2026-06-20T10:00:00","usage":null,"finished_at":null,"finished_reason":null,"structured_output":null,"error":null}`
+	for _, content := range []string{good, good + "\n  "} {
+		w := newWorkspace(t)
+		writeRaw(t, w, dialogRel, content)
+		res, err := w.SaveDialog(dialogRel, parseMsgs(t, `[{"role":"user","content":"b","created_at":"2026-06-20T10:01:00","id":"b"}]`))
+		if err != nil || res.SetAside != nil {
+			t.Fatalf("SaveDialog = %+v, %v", res, err)
+		}
+		if diff := cmp.Diff([]string{"a", "b"}, lineIDs(t, w, dialogRel)); diff != "" {
+			t.Errorf("ids (-want +got):\n%s", diff)
+		}
+		if w.Exists(dialogRel + CorruptSuffix) {
+			t.Error("a .corrupt file was written for a complete record")
+		}
+	}
+}
+
+func TestRepairTail(t *testing.T) {
+	w := newWorkspace(t)
+	isObj := func(l []byte) bool { return json.Valid(l) && l[0] == '{' }
+	if s, err := w.RepairTail("session/x/none.jsonl", isObj); s != nil || err != nil {
+		t.Fatalf("missing file: %v, %v", s, err)
+	}
+	writeRaw(t, w, "session/x/a.jsonl", "{}\n{\"u\":")
+	s, err := w.RepairTail("session/x/a.jsonl", isObj)
+	if err != nil || s == nil || s.Line != 2 || s.Bytes != 5 {
+		t.Fatalf("RepairTail = %+v, %v", s, err)
+	}
+	if got := readRaw(t, w, "session/x/a.jsonl"); got != "{}\n" {
+		t.Errorf("file = %q", got)
+	}
+	if s, err := w.RepairTail("session/x/a.jsonl", isObj); s != nil || err != nil {
+		t.Fatalf("second repair: %v, %v", s, err)
+	}
+	if _, err := w.RepairTail("../outside.jsonl", isObj); !errors.Is(err, ErrOutsideWorkspace) {
+		t.Errorf("path outside: %v", err)
 	}
 }
 

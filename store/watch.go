@@ -152,6 +152,9 @@ type watcher struct {
 	// v0.9.3 finds its stale node and adds no inotify watch), so seeing one
 	// renews the watch.
 	gone map[string]struct{}
+	// flushed, when set (by tests), is called in the loop each time a
+	// batch is made ready, merged or not.
+	flushed func()
 }
 
 func (wt *watcher) run(ctx context.Context) {
@@ -282,6 +285,9 @@ func (wt *watcher) flush(pending map[string]uint8, overflow bool, cookies []stri
 		paths = slices.Compact(paths)
 		overflow = overflow || ready.Overflow
 		cookies = append(append([]string(nil), ready.Cookies...), cookies...)
+	}
+	if wt.flushed != nil {
+		wt.flushed()
 	}
 	return &WatchBatch{Paths: paths, Overflow: overflow, Cookies: cookies}
 }

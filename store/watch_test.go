@@ -495,19 +495,21 @@ func TestWatchOverflow(t *testing.T) {
 }
 
 // TestWatchSlowConsumer checks that batches flushed while the consumer is
-// not reading are merged, not lost.
+// not reading are merged into one, not lost or queued.
 func TestWatchSlowConsumer(t *testing.T) {
 	w := newWorkspace(t)
 	c := make(chan notify.EventInfo, 64)
+	flushed := make(chan struct{}, 8)
 	wt := &watcher{
-		root:  w.Root,
-		opt:   WatchOptions{Debounce: 5 * time.Millisecond, MaxDelay: 10 * time.Millisecond},
-		log:   slog.New(slog.DiscardHandler),
-		c:     c,
-		out:   make(chan WatchBatch),
-		watch: func() error { return nil },
-		stop:  func() {},
-		gone:  map[string]struct{}{},
+		root:    w.Root,
+		opt:     WatchOptions{Debounce: time.Millisecond, MaxDelay: time.Millisecond},
+		log:     slog.New(slog.DiscardHandler),
+		c:       c,
+		out:     make(chan WatchBatch),
+		watch:   func() error { return nil },
+		stop:    func() {},
+		gone:    map[string]struct{}{},
+		flushed: func() { flushed <- struct{}{} },
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer func() {
@@ -519,17 +521,15 @@ func TestWatchSlowConsumer(t *testing.T) {
 	want := []string{"digest/1.md", "digest/2.md", "digest/3.md"}
 	for _, p := range want {
 		c <- fakeEvent{notify.Write, w.Abs(p)}
-		// Each event is flushed on its own (quiet period passes) before
-		// anyone reads; wait until the loop took it.
-		deadline := time.Now().Add(watchWait)
-		for len(c) > 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(20 * time.Millisecond) // let the flush happen; correctness holds either way
+		<-flushed // this event's batch is ready; nobody has read
 	}
-	r := newRecorder(t, wt.out)
-	r.waitFor(want...)
-	if len(r.batches) == len(want) {
-		t.Logf("batches not merged (timing): %+v", r.batches)
+	got := <-wt.out
+	if !slices.Equal(got.Paths, want) || got.Overflow {
+		t.Fatalf("first batch read = %+v, want the three flushes merged: %q", got, want)
+	}
+	select {
+	case b := <-wt.out:
+		t.Fatalf("a second batch %+v: the flushes were queued, not merged", b)
+	default:
 	}
 }

@@ -2,6 +2,7 @@ package vision
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -370,4 +371,65 @@ func tiffRGB(bo binary.ByteOrder, m *image.NRGBA, orientation uint16) []byte {
 		}
 	}
 	return b
+}
+
+// zeroPNG is a valid all-black PNG of w×h whose data compresses about
+// 1000:1, built without compressing the whole image: deflate output for a
+// run of zeros that follows other zeros is the same wherever it falls, so
+// one compressed megabyte is repeated. colorType and depth are PNG's
+// (6 and 16: 16-bit RGBA).
+func zeroPNG(t testing.TB, w, h int, depth, colorType byte) []byte {
+	t.Helper()
+	channels := map[byte]int{0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colorType]
+	rowBytes := 1 + (w*channels*int(depth)+7)/8
+	total := rowBytes * h
+	const k = 1 << 20
+	zeros := make([]byte, k)
+	dict := zeros[:32<<10]
+	compress := func(n int, withDict, final bool) []byte {
+		var b bytes.Buffer
+		var fw *flate.Writer
+		var err error
+		if withDict {
+			fw, err = flate.NewWriterDict(&b, flate.BestCompression, dict)
+		} else {
+			fw, err = flate.NewWriter(&b, flate.BestCompression)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n > 0 {
+			m := min(n, k)
+			fw.Write(zeros[:m])
+			n -= m
+		}
+		if final {
+			err = fw.Close()
+		} else {
+			err = fw.Flush()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	z := []byte{0x78, 0xda}
+	z = append(z, compress(min(total, k), false, total <= k)...)
+	if total > k {
+		chunk := compress(k, true, false)
+		n := (total - k) / k
+		for range n {
+			z = append(z, chunk...)
+		}
+		z = append(z, compress(total-k-n*k, true, true)...)
+	}
+	// Adler-32 of zeros: a stays 1, b adds 1 per byte.
+	z = binary.BigEndian.AppendUint32(z, uint32(total%65521)<<16|1)
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
+	ihdr = append(ihdr, depth, colorType, 0, 0, 0)
+	b := []byte("\x89PNG\r\n\x1a\n")
+	b = append(b, pngChunk("IHDR", ihdr)...)
+	b = append(b, pngChunk("IDAT", z)...)
+	return append(b, pngChunk("IEND", nil)...)
 }

@@ -38,7 +38,7 @@ func fuzzSeeds(f *testing.F) {
 // is a decodable model image within the limits.
 func FuzzPrepare(f *testing.F) {
 	fuzzSeeds(f)
-	opt := Options{MaxPixels: 1 << 20, MaxSide: 64}
+	opt := Options{MaxPixels: 1 << 20, MaxSide: 64, MaxDecodeBytes: 4 << 20}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := bytes.Clone(data)
 		img, err := Prepare(data, opt)
@@ -50,7 +50,7 @@ func FuzzPrepare(f *testing.F) {
 				t.Fatal("image and error both returned")
 			}
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupported) &&
-				!errors.Is(err, ErrTooManyPixels) && !errors.Is(err, ErrTooLarge) {
+				!errors.Is(err, ErrTooManyPixels) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrTooMuchMemory) {
 				t.Fatalf("error without a sentinel: %v", err)
 			}
 			return
@@ -92,6 +92,9 @@ func FuzzMetadata(f *testing.F) {
 		}
 		if n := gifFrames(data); n < 0 || n > 2 {
 			t.Fatalf("gifFrames = %d", n)
+		}
+		if f, ok := jpegFrameOf(data); ok && (f.samples < 8 || f.samples > 8*255) {
+			t.Fatalf("jpeg frame samples %d/8 per pixel", f.samples)
 		}
 		if mt, err := Sniff(data); (mt == "") == (err == nil) {
 			t.Fatalf("Sniff = %q, %v", mt, err)

@@ -1,7 +1,8 @@
 // Package vision turns image bytes into an image a vision model accepts.
 //
 // Prepare sniffs the real format from the bytes (never from a file name),
-// refuses oversized images from their header before decoding, applies the
+// refuses oversized images from their header before decoding (by pixel
+// count and by the memory their bit depth and colour model need), applies the
 // EXIF orientation, downsamples so the longest side fits, and transcodes
 // formats the model does not accept. It works on an in-memory copy only: the
 // caller's bytes and files are never modified.
@@ -33,6 +34,9 @@ var (
 	ErrCorrupt = errors.New("corrupt image")
 	// ErrTooLarge means the input exceeds Options.MaxBytes.
 	ErrTooLarge = errors.New("image data too large")
+	// ErrTooMuchMemory means decoding would take more than
+	// Options.MaxDecodeBytes, judged from the header before decoding.
+	ErrTooMuchMemory = errors.New("image needs too much memory")
 )
 
 // Defaults used for zero (or negative) Options fields.
@@ -41,6 +45,10 @@ const (
 	DefaultMaxSide   = 2048
 	DefaultMaxBytes  = 20 << 20
 	DefaultQuality   = 85
+	// DefaultMaxDecodeBytes matches the heap the reme binary aims to stay
+	// under; 8-bit images up to the pixel limit fit, 16-bit ones only
+	// about half as large.
+	DefaultMaxDecodeBytes = 256 << 20
 )
 
 // Media types produced by Sniff.
@@ -61,6 +69,10 @@ type Options struct {
 	MaxSide   int   // default 2048: longest side after preparation
 	MaxBytes  int64 // input size limit, default 20 MiB
 	Quality   int   // JPEG quality when re-encoding, default 85
+	// MaxDecodeBytes bounds the memory of decoding and preparing the
+	// image, estimated from the header's size, bit depth and colour model;
+	// default 256 MiB.
+	MaxDecodeBytes int64
 }
 
 func (o Options) withDefaults() Options {
@@ -75,6 +87,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Quality <= 0 {
 		o.Quality = DefaultQuality
+	}
+	if o.MaxDecodeBytes <= 0 {
+		o.MaxDecodeBytes = DefaultMaxDecodeBytes
 	}
 	o.Quality = min(o.Quality, 100)
 	return o
@@ -193,6 +208,11 @@ func Prepare(data []byte, opt Options) (*Image, error) {
 		animated = gifFrames(data) > 1
 	}
 
+	passThrough := modelTypes[typ] && orient == 1 && !animated && max(cfg.Width, cfg.Height) <= opt.MaxSide
+	if err := checkMemory(typ, cfg, data, !passThrough, opt.MaxDecodeBytes); err != nil {
+		return nil, err
+	}
+
 	// Decode even when the bytes will pass through unchanged: a truncated or
 	// corrupt file must fail here with a clear error, not at the model.
 	m, err := safely(func() (image.Image, error) { return c.decode(bytes.NewReader(data)) })
@@ -206,7 +226,7 @@ func Prepare(data []byte, opt Options) (*Image, error) {
 		SourceHeight: cfg.Height,
 		Orientation:  orient,
 	}
-	if modelTypes[typ] && orient == 1 && !animated && max(cfg.Width, cfg.Height) <= opt.MaxSide {
+	if passThrough {
 		out.Data, out.MediaType = data, typ
 		out.Width, out.Height = cfg.Width, cfg.Height
 		return out, nil

@@ -559,3 +559,90 @@ func TestPrepareKeepsAlphaAsPNG(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrepareBudgetsMemory: a small file under the pixel limit can still
+// decode into hundreds of megabytes at 16 bits per channel; the header says
+// so, and Prepare refuses it before decoding.
+func TestPrepareBudgetsMemory(t *testing.T) {
+	data := zeroPNG(t, 6000, 6000, 16, 6) // 36 Mpx, under the 40 Mpx limit
+	if len(data) > 512<<10 {
+		t.Fatalf("fixture is %d bytes", len(data))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	img, err := Prepare(data, Options{})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooMuchMemory) {
+		t.Fatalf("Prepare = %+v, %v; want ErrTooMuchMemory", img, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("allocated %d bytes refusing from the header", alloc)
+	}
+	for _, want := range []string{"image/png is 6000x6000", "16-bit RGBA", "412 MiB", "over the 256 MiB image memory limit"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+
+	// The budget is configurable, and an image within it decodes.
+	small := zeroPNG(t, 400, 400, 16, 6) // resized: 1.28 MB decoded + 0.64 MB working copy
+	if _, err := Prepare(small, Options{MaxDecodeBytes: 1800 << 10, MaxSide: 200}); !errors.Is(err, ErrTooMuchMemory) {
+		t.Errorf("1.92 MB decode under a 1.8 MiB budget: %v", err)
+	}
+	img, err = Prepare(small, Options{MaxDecodeBytes: 2 << 20, MaxSide: 200})
+	if err != nil {
+		t.Fatalf("1.92 MB decode under a 2 MiB budget: %v", err)
+	}
+	if img.Width != 200 || img.Height != 200 {
+		t.Errorf("prepared %dx%d", img.Width, img.Height)
+	}
+	// The same pixel count at 8 bits passes where 16 bits did not.
+	if _, err := Prepare(zeroPNG(t, 400, 400, 8, 6), Options{MaxDecodeBytes: 1 << 20, MaxSide: 200}); err != nil {
+		t.Errorf("8-bit RGBA 400x400 under 1 MiB: %v", err)
+	}
+}
+
+func TestDecodeCost(t *testing.T) {
+	const w, h = 1000, 1000
+	progressive := func(sampling byte) []byte {
+		b := jpegHeader(w, h)
+		i := bytes.Index(b, []byte{0xff, 0xc0})
+		b[i+1] = 0xc2
+		b[i+11] = sampling
+		return b
+	}
+	withInterlace := func(b []byte) []byte {
+		b = bytes.Clone(b)
+		b[28] = 1
+		return b
+	}
+	rgba16 := image.Config{Width: w, Height: h, ColorModel: color.NRGBA64Model}
+	tests := []struct {
+		name string
+		typ  string
+		cfg  image.Config
+		data []byte
+		work bool
+		want int64
+		what string
+	}{
+		{"8-bit gray", TypePNG, image.Config{Width: w, Height: h, ColorModel: color.GrayModel}, pngHeader(w, h), true, 1_000_000, "8-bit gray"},
+		{"16-bit gray gets an 8-bit copy", TypePNG, image.Config{Width: w, Height: h, ColorModel: color.Gray16Model}, pngHeader(w, h), true, 3_000_000, "16-bit gray"},
+		{"16-bit RGBA passing through", TypePNG, rgba16, pngHeader(w, h), false, 8_000_000, "16-bit RGBA"},
+		{"16-bit RGBA resized", TypePNG, rgba16, pngHeader(w, h), true, 12_000_000, "16-bit RGBA"},
+		{"interlaced", TypePNG, rgba16, withInterlace(pngHeader(w, h)), false, 16_000_000, "interlaced 16-bit RGBA"},
+		{"paletted", TypeGIF, image.Config{Width: w, Height: h, ColorModel: color.Palette(palette.Plan9)}, nil, true, 5_000_000, "paletted"},
+		{"baseline jpeg 4:2:0", TypeJPEG, image.Config{Width: w, Height: h, ColorModel: color.YCbCrModel}, jpegHeader(w, h), true, 1_500_000, "YCbCr"},
+		{"progressive jpeg 4:2:0", TypeJPEG, image.Config{Width: w, Height: h, ColorModel: color.YCbCrModel}, progressive(0x22), true, 7_500_000, "progressive YCbCr"},
+		{"progressive jpeg 4:4:4", TypeJPEG, image.Config{Width: w, Height: h, ColorModel: color.YCbCrModel}, progressive(0x11), true, 15_000_000, "progressive YCbCr"},
+		{"tiff strip buffer", TypeTIFF, image.Config{Width: w, Height: h, ColorModel: color.RGBAModel}, nil, false, 8_000_000, "8-bit RGBA"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, what := decodeCost(tt.typ, tt.cfg, tt.data, tt.work)
+			if got != tt.want || what != tt.what {
+				t.Errorf("decodeCost = %d, %q; want %d, %q", got, what, tt.want, tt.what)
+			}
+		})
+	}
+}

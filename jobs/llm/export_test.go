@@ -9,6 +9,7 @@ var (
 	BackoffCap             = backoffCap
 	Backoff                = backoff
 	MaxResponseBytes int64 = maxResponseBytes
+	SleepContext           = sleepContext
 )
 
 // ParseOpenAIResponse decodes a chat completions answer as the client does.
