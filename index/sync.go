@@ -129,6 +129,12 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		if changes, err = diffListings(disk, cached); err != nil {
 			return nil, err
 		}
+		if len(cached) == 0 && len(changes) > 0 {
+			// An empty index (a first search, a new schema): indexing
+			// every note is a rebuild, which counts the words in memory
+			// instead of asking FTS5 about each new one.
+			full = true
+		}
 	}
 	if len(changes) == 0 && !full {
 		rep.Unchanged = total
