@@ -315,7 +315,8 @@ type termTracker struct {
 	deleted []idRange
 
 	// rebuild: chunks are counted on a goroutine of their own
-	acc          map[string]*termAcc
+	acc          map[string]int32 // word → its place in accs
+	accs         []termAcc
 	accIn        chan accChunk
 	accDone      chan struct{}
 	skip         int32 // a word's first postings, which a rebuild does not keep
@@ -323,17 +324,23 @@ type termTracker struct {
 	rebuiltLists int   // chunks given a list (tests)
 }
 
-// termAcc is a word's count and best chunks while a rebuild runs.
+// termAcc is a word's count while a rebuild runs, and past its first skip
+// chunks (most words never get there) its best chunks and postings, which
+// make its frequent-terms row should it turn out frequent. FTS5 gives back
+// the first chunks of the few words that do.
 type termAcc struct {
-	df  int32
+	df   int32
+	more *termMore
+}
+
+type termMore struct {
 	top candHeap
-	p   *postings
+	p   postings
 }
 
 // postings are the chunks holding a word after its first skip ones, as
 // uvarint gaps: once the word turns out frequent, they make the chunks'
-// lists (FTS5 gives back the first ones, kept only for the few words that
-// get there).
+// lists.
 type postings struct {
 	last int64
 	b    []byte
@@ -350,27 +357,31 @@ func newTermTracker(ctx context.Context, w *writer, threshold int, full bool) (*
 	if full {
 		t.nextTerm = 1
 		t.skip = int32(threshold / 4)
-		t.acc = map[string]*termAcc{}
+		t.acc = map[string]int32{}
 		t.accIn = make(chan accChunk, 256)
 		t.accDone = make(chan struct{})
 		go func() {
 			defer close(t.accDone)
 			for a := range t.accIn {
 				for _, tf := range a.c.terms {
-					ta := t.acc[tf.term]
-					if ta == nil {
-						ta = &termAcc{}
-						t.acc[tf.term] = ta
+					i, ok := t.acc[tf.term]
+					if !ok {
+						i = int32(len(t.accs))
+						t.accs = append(t.accs, termAcc{})
+						t.acc[tf.term] = i
 					}
+					ta := &t.accs[i]
 					ta.df++
-					ta.top.offer(topEntry{id: a.id, q: quantImpact(tfPart(float64(tf.f), float64(a.c.tokens), a.avgdl))})
-					if ta.df > t.skip {
-						if ta.p == nil {
-							ta.p = &postings{}
-						}
-						ta.p.b = binary.AppendUvarint(ta.p.b, uint64(a.id-ta.p.last))
-						ta.p.last = a.id
+					if ta.df <= t.skip {
+						continue
 					}
+					if ta.more == nil {
+						ta.more = &termMore{}
+					}
+					ta.more.top.offer(topEntry{id: a.id, q: quantImpact(tfPart(float64(tf.f), float64(a.c.tokens), a.avgdl))})
+					p := &ta.more.p
+					p.b = binary.AppendUvarint(p.b, uint64(a.id-p.last))
+					p.last = a.id
 				}
 			}
 		}()
@@ -641,7 +652,8 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 		a    *termAcc
 	}
 	var terms []freqAcc
-	for term, a := range t.acc {
+	for term, i := range t.acc {
+		a := &t.accs[i]
 		if int(a.df) >= t.threshold {
 			terms = append(terms, freqAcc{term, a})
 		}
@@ -655,37 +667,42 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 	put := t.w.stmts["freqPut"]
 	curs := make([]postingCursor, len(terms))
 	for i, f := range terms {
-		id := int64(i + 1)
-		if _, err := put.ExecContext(ctx, f.term, id, f.a.df, encodeTop(f.a.top.sorted())); err != nil {
-			return fmt.Errorf("write frequent term %q: %w", f.term, err)
-		}
 		c := &curs[i]
-		if f.a.p != nil {
-			c.post = f.a.p.b
+		more := f.a.more
+		if more == nil {
+			more = &termMore{}
 		}
+		c.post = more.p.b
 		if t.skip > 0 {
-			// The first postings, which the count did not keep.
+			// The first chunks, which the count did not keep, with FTS5's
+			// weight of the word in each (bm25 divided by its idf).
+			fidf := ftsIDF(int(t.st.chunks), int(f.a.df))
 			rows, err := t.w.stmts["ftsFirst"].QueryContext(ctx, ftsPhrase(f.term), t.skip)
 			if err != nil {
 				return fmt.Errorf("frequent term %q: %w", f.term, err)
 			}
 			for rows.Next() {
 				var cid int64
-				if err := rows.Scan(&cid); err != nil {
+				var score float64
+				if err := rows.Scan(&cid, &score); err != nil {
 					rows.Close()
 					return fmt.Errorf("frequent term %q: %w", f.term, err)
 				}
 				c.head = append(c.head, cid)
+				more.top.offer(topEntry{id: cid, q: quantImpact(-score / fidf)})
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return fmt.Errorf("frequent term %q: %w", f.term, err)
 			}
 		}
+		if _, err := put.ExecContext(ctx, f.term, int64(i+1), f.a.df, encodeTop(more.top.sorted())); err != nil {
+			return fmt.Errorf("write frequent term %q: %w", f.term, err)
+		}
 		c.next()
 	}
 	t.nextTerm = int64(len(terms) + 1)
-	t.acc = nil
+	t.acc, t.accs = nil, nil
 	// Invert the postings a block of chunks at a time.
 	const block = 4096
 	lists := make([][]int64, block)

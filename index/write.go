@@ -35,7 +35,7 @@ var writerSQL = map[string]string{
 	"termsGet":     `SELECT terms FROM chunk_terms WHERE id = ?`,
 	"termsPut":     `INSERT OR REPLACE INTO chunk_terms(id, terms) VALUES (?, ?)`,
 	"termsDel":     `DELETE FROM chunk_terms WHERE id BETWEEN ? AND ?`,
-	"ftsFirst":     `SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid LIMIT ?`,
+	"ftsFirst":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid LIMIT ?`,
 	"ftsCount":     `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`,
 	"ftsCountUpTo": `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
 	"ftsScore":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ?`,
