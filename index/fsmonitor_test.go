@@ -13,26 +13,46 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// watchLoop is what `reme watch` does with batches of note changes: index
-// them (reconcile everything after an overflow), then answer the cookies.
-// stuck makes it stop answering, as a watcher busy with a model call.
-func watchLoop(t *testing.T, ctx context.Context, ws *store.Workspace, buffer int, srv *WatchServer, stuck *atomic.Bool) *atomic.Int32 {
+// testWatcher is what `reme watch` does with batches of note changes:
+// index them (reconcile everything after an overflow), then answer the
+// cookies; client is an index of another process that trusts it. stuck
+// makes it stop answering, as a watcher busy with a model call.
+type testWatcher struct {
+	ws        *store.Workspace
+	ctx       context.Context
+	srv       *WatchServer
+	client    *Index
+	stuck     atomic.Bool
+	overflows atomic.Int32
+}
+
+// startWatcher starts one on a new workspace, with a queue of buffer
+// events (0: the default).
+func startWatcher(t *testing.T, buffer int) *testWatcher {
 	t.Helper()
+	ws := newWorkspace(t, baseFiles())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, err := ServeWatch(ctx, ws, nil)
+	if err != nil {
+		t.Skipf("no watcher here: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	w := &testWatcher{ws: ws, ctx: ctx, srv: srv}
 	ix := openIndex(t, ws, Options{})
 	mustSync(t, ix)
 	batches, err := ws.Watch(ctx, store.WatchOptions{Debounce: 50 * time.Millisecond, Buffer: buffer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var overflows atomic.Int32
 	go func() {
 		for b := range batches {
-			if stuck.Load() {
+			if w.stuck.Load() {
 				continue
 			}
 			var err error
 			if b.Overflow {
-				overflows.Add(1)
+				w.overflows.Add(1)
 				_, err = ix.Sync(ctx)
 			} else {
 				err = ix.UpdatePaths(ctx, b.Paths...)
@@ -40,21 +60,13 @@ func watchLoop(t *testing.T, ctx context.Context, ws *store.Workspace, buffer in
 			srv.Ack(b.Cookies, err == nil)
 		}
 	}()
-	return &overflows
+	w.client = openIndex(t, ws, Options{TrustWatcher: true})
+	return w
 }
 
 func TestWatcherVouchesForFreshness(t *testing.T) {
-	ws := newWorkspace(t, baseFiles())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := ServeWatch(ctx, ws, nil)
-	if err != nil {
-		t.Skipf("no watcher here: %v", err)
-	}
-	defer srv.Close()
-	var stuck atomic.Bool
-	watchLoop(t, ctx, ws, 0, srv, &stuck)
-	client := openIndex(t, ws, Options{TrustWatcher: true})
+	w := startWatcher(t, 0)
+	ws, ctx, client := w.ws, w.ctx, w.client
 	find := func(word string, wantVouched bool) {
 		t.Helper()
 		res, rep, err := client.SearchFresh(ctx, SearchOptions{Query: word, Limit: 5})
@@ -80,17 +92,17 @@ func TestWatcherVouchesForFreshness(t *testing.T) {
 
 	// A watcher that does not answer (busy with a model, say): the search
 	// scans by itself after a short wait.
-	stuck.Store(true)
+	w.stuck.Store(true)
 	writeFile(t, ws, "daily/2026-06-22/canal.md", card("canal", "trip", "The canal boat.\n"))
 	start := time.Now()
 	find("canal", false)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("waited %v for a stuck watcher", d)
 	}
-	stuck.Store(false)
+	w.stuck.Store(false)
 
 	// A dead watcher leaves its state file; its socket answers no more.
-	srv.Close()
+	w.srv.Close()
 	st, _ := os.ReadFile(ws.Abs(store.WatchCookieDir + "/" + watchStateFile))
 	writeFile(t, ws, store.WatchCookieDir+"/"+watchStateFile, string(st))
 	writeFile(t, ws, "daily/2026-06-22/lagoon.md", card("lagoon", "trip", "The lagoon tour.\n"))
@@ -100,17 +112,8 @@ func TestWatcherVouchesForFreshness(t *testing.T) {
 // Events lost to a full queue: the watcher reconciles everything before it
 // vouches, so every edit is still found.
 func TestWatcherOverflowStillFresh(t *testing.T) {
-	ws := newWorkspace(t, baseFiles())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := ServeWatch(ctx, ws, nil)
-	if err != nil {
-		t.Skipf("no watcher here: %v", err)
-	}
-	defer srv.Close()
-	var stuck atomic.Bool
-	overflows := watchLoop(t, ctx, ws, 4, srv, &stuck) // a queue of 4 events
-	client := openIndex(t, ws, Options{TrustWatcher: true})
+	w := startWatcher(t, 4) // a queue of 4 events
+	ws, ctx, client := w.ws, w.ctx, w.client
 	for i := 0; i < 200; i++ {
 		writeFile(t, ws, fmt.Sprintf("daily/2026-07-01/burst-%03d.md", i), card(fmt.Sprintf("burst-%03d", i), "burst", fmt.Sprintf("word%03d here\n", i)))
 	}
@@ -123,7 +126,7 @@ func TestWatcherOverflowStillFresh(t *testing.T) {
 			t.Errorf("word%03d: %d results (vouched %v)", i, len(res.Results), rep.Vouched)
 		}
 	}
-	if overflows.Load() == 0 {
+	if w.overflows.Load() == 0 {
 		t.Error("the queue never overflowed")
 	}
 }

@@ -400,17 +400,7 @@ func (ix *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer unlock()
 	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin index transaction: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit index: %w", err)
-	}
-	return nil
+	return runTx(tx, err, fn)
 }
 
 // acquire takes the workspace writer lock (re-entrant in this process).

@@ -792,25 +792,8 @@ func (s *searcher) dateOnly(ctx context.Context, resp *SearchResponse) (*SearchR
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	chunks, err := s.loadChunks(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	var out []Result
-	for _, c := range chunks {
-		raw, err := os.ReadFile(s.ix.ws.Abs(c.path))
-		if err != nil {
-			continue
-		}
-		body, bodyLine := store.NoteBody(raw)
-		nt := newNoteText(c.path, body, bodyLine, c.name, c.desc)
-		lo, hi := c.start-bodyLine, c.end-bodyLine
-		if lo < 0 {
-			lo = 0
-		}
-		if hi >= len(nt.lines) {
-			hi = len(nt.lines) - 1
-		}
+	err = s.eachChunkText(ctx, ids, func(nt *noteText, c candidateChunk, lo, hi int) {
 		if hi-lo+1 > s.opt.MaxLines {
 			hi = lo + s.opt.MaxLines - 1
 		}
@@ -824,6 +807,9 @@ func (s *searcher) dateOnly(ctx context.Context, resp *SearchResponse) (*SearchR
 			r.Text, r.StartLine, r.EndLine = "", c.start, c.end
 		}
 		out = append(out, r)
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Date != out[j].Date {
@@ -1085,4 +1071,24 @@ func orList(words []string, suffix string) string {
 		out += w + suffix
 	}
 	return out
+}
+
+// eachChunkText reads the notes of the chunks and calls fn with each
+// chunk's note text and its lines there, [lo, hi] (lo > hi for a chunk that
+// is only the note's header). Notes gone since the sync are passed over.
+func (s *searcher) eachChunkText(ctx context.Context, ids []int64, fn func(nt *noteText, c candidateChunk, lo, hi int)) error {
+	chunks, err := s.loadChunks(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, c := range chunks {
+		raw, err := os.ReadFile(s.ix.ws.Abs(c.path))
+		if err != nil {
+			continue
+		}
+		body, bodyLine := store.NoteBody(raw)
+		nt := newNoteText(c.path, body, bodyLine, noteTitle(c.path, c.name), c.desc)
+		fn(nt, c, max(c.start-bodyLine, 0), min(c.end-bodyLine, len(nt.lines)-1))
+	}
+	return nil
 }

@@ -205,6 +205,12 @@ func (ix *Index) writeBulk(ctx context.Context, fn func(tx *sql.Tx) error) error
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
 	tx, err := conn.BeginTx(ctx, nil)
+	return runTx(tx, err, fn)
+}
+
+// runTx runs fn in the transaction just begun (or passes on why it could
+// not begin) and commits it.
+func runTx(tx *sql.Tx, err error, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin index transaction: %w", err)
 	}

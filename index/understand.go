@@ -305,24 +305,10 @@ var datePatterns = sync.OnceValue(func() []datePattern {
 		}},
 		// English: "May 3, 2026", "3 May 2026", "May 3rd", "in May 2026", "in May".
 		{regexp.MustCompile(wb + mon + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?` + we), func(m []string, t time.Time) (time.Time, time.Time, bool) {
-			mo := monthNames[strings.ToLower(m[1])]
-			d, _ := strconv.Atoi(m[2])
-			y := recentMonth(mo, t)
-			if m[3] != "" {
-				y, _ = strconv.Atoi(m[3])
-			}
-			v, ok := validDate(y, int(mo), d, t.Location())
-			return v, v, ok
+			return monthDay(m[1], m[2], m[3], t)
 		}},
 		{regexp.MustCompile(wb + `(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + mon + `(?:,?\s+(\d{4}))?` + we), func(m []string, t time.Time) (time.Time, time.Time, bool) {
-			mo := monthNames[strings.ToLower(m[2])]
-			d, _ := strconv.Atoi(m[1])
-			y := recentMonth(mo, t)
-			if m[3] != "" {
-				y, _ = strconv.Atoi(m[3])
-			}
-			v, ok := validDate(y, int(mo), d, t.Location())
-			return v, v, ok
+			return monthDay(m[2], m[1], m[3], t)
 		}},
 		{regexp.MustCompile(wb + `(?:in|during|from|of)\s+` + mon + `(?:,?\s+(\d{4}))?` + we), func(m []string, t time.Time) (time.Time, time.Time, bool) {
 			mo := monthNames[strings.ToLower(m[1])]
@@ -433,4 +419,17 @@ func lastWeekday(today time.Time, wd time.Weekday, includeToday bool) time.Time 
 		back = 7
 	}
 	return today.AddDate(0, 0, -back)
+}
+
+// monthDay is the day named by an English month, a day of the month and
+// maybe a year (else the most recent such month).
+func monthDay(month, day, year string, t time.Time) (time.Time, time.Time, bool) {
+	mo := monthNames[strings.ToLower(month)]
+	d, _ := strconv.Atoi(day)
+	y := recentMonth(mo, t)
+	if year != "" {
+		y, _ = strconv.Atoi(year)
+	}
+	v, ok := validDate(y, int(mo), d, t.Location())
+	return v, v, ok
 }

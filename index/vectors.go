@@ -527,23 +527,12 @@ func (s *searcher) hybrid(ctx context.Context, resp *SearchResponse, sc *scoring
 // topWindows makes, for chunks without a keyword hit, a window of their
 // first lines.
 func (s *searcher) topWindows(ctx context.Context, sc *scoring, ids []int64) ([]Result, error) {
-	chunks, err := s.loadChunks(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	var out []Result
-	for _, c := range chunks {
-		raw, err := os.ReadFile(s.ix.ws.Abs(c.path))
-		if err != nil {
-			continue
-		}
-		body, bodyLine := store.NoteBody(raw)
-		nt := newNoteText(c.path, body, bodyLine, noteTitle(c.path, c.name), c.desc)
-		lo, hi := max(c.start-bodyLine, 0), min(c.end-bodyLine, len(nt.lines)-1)
+	err := s.eachChunkText(ctx, ids, func(nt *noteText, c candidateChunk, lo, hi int) {
 		if lo > hi {
 			out = append(out, Result{Path: c.path, StartLine: c.start, EndLine: c.end, Name: c.name, Description: c.desc,
 				Date: c.date, chunkID: c.id, noteID: c.noteID, rung: rungVector})
-			continue
+			return
 		}
 		// No line matched a word: show the start of the chunk's text (past
 		// its heading, which the breadcrumb names), a few lines at least.
@@ -556,10 +545,9 @@ func (s *searcher) topWindows(ctx context.Context, sc *scoring, ids []int64) ([]
 			from, to = lo, hi
 		}
 		from, to = trimBlank(nt, from, to)
-		r := s.result(nt, c, window{from: from, to: to, rung: rungVector})
-		out = append(out, r)
-	}
-	return out, nil
+		out = append(out, s.result(nt, c, window{from: from, to: to, rung: rungVector}))
+	})
+	return out, err
 }
 
 // rerank reorders the best results with the rerank model; a failure is a
