@@ -1022,10 +1022,6 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // apply (the usual case) those results stand, otherwise the search runs
 // again on the updated index. Either way the results reflect the files.
 func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchResponse, *SyncReport, error) {
-	if rep, ok := ix.watcherSync(ctx); ok {
-		res, err := ix.Search(ctx, opt)
-		return res, rep, err
-	}
 	type answer struct {
 		res *SearchResponse
 		err error
@@ -1035,6 +1031,18 @@ func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchRes
 		res, err := ix.Search(ctx, opt)
 		early <- answer{res, err}
 	}()
+	if rep, ok := ix.watcherSync(ctx); ok {
+		// The watcher has indexed every change made before it was asked:
+		// the early answer stands if nothing was written since it read.
+		a := <-early
+		if a.err == nil {
+			if gen, err := ix.generation(ctx); err == nil && gen == a.res.generation {
+				return a.res, rep, nil
+			}
+		}
+		res, err := ix.Search(ctx, opt)
+		return res, rep, err
+	}
 	rep, err := ix.sync(ctx, false, nil)
 	a := <-early
 	if err != nil {
