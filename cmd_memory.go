@@ -247,13 +247,14 @@ func (j jobIndex) SyncScope(ctx context.Context, roots ...string) error {
 // SearchNotes runs the keyword search and keeps each note's best window.
 func (j jobIndex) SearchNotes(ctx context.Context, q jobs.NoteQuery) ([]jobs.NoteHit, error) {
 	// a note can match in several chunks: ask for more, keep the best of each
-	res, err := j.ix.Search(ctx, index.SearchOptions{Query: q.Query, Types: q.Types, Limit: 3 * q.Limit})
+	// Literal: entries have no date for "yesterday" to narrow them to
+	res, err := j.ix.Search(ctx, index.SearchOptions{Query: q.Query, Types: q.Types, Limit: 3 * q.Limit, Literal: true})
 	if err != nil {
 		return nil, err
 	}
 	var out []jobs.NoteHit
 	seen := map[string]bool{}
-	for _, r := range res {
+	for _, r := range res.Results {
 		if seen[r.Path] || len(out) == q.Limit {
 			continue
 		}

@@ -31,7 +31,7 @@ func searchPaths(t *testing.T, ix *Index, types ...string) []string {
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range res {
+	for _, r := range res.Results {
 		if !seen[r.Path] {
 			seen[r.Path] = true
 			out = append(out, r.Path)
@@ -78,7 +78,7 @@ func TestMemoryNotesAreIndexedByKindAndType(t *testing.T) {
 	}
 	// MEMORY.md never crowds out the others: limit 1 still finds a note
 	res, err := ix.Search(context.Background(), SearchOptions{Query: "answer format bullet", Limit: 1})
-	if err != nil || len(res) != 1 || res[0].Path == store.MemoryIndexPath {
+	if err != nil || len(res.Results) != 1 || res.Results[0].Path == store.MemoryIndexPath {
 		t.Errorf("limit 1: %+v %v", res, err)
 	}
 	notes, err := ix.ListNotes(context.Background(), "entry")
@@ -120,7 +120,7 @@ func TestSyncScopeReadsOnlyItsRoots(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, r := range res {
+		for _, r := range res.Results {
 			out = append(out, r.Path)
 		}
 		sortStrings(out)
@@ -188,5 +188,33 @@ func TestMemoryChunksAreNumberedApart(t *testing.T) {
 	}
 	if got := searchPaths(t, ix, "card"); !cmp.Equal(got, []string{"daily/2026-06-22/bullets-card.md", "daily/2026-06-23/later.md"}) {
 		t.Errorf("cards: %v", got)
+	}
+}
+
+// TestSyncScopeKeepsTheRest: the first scoped sync of folders the index
+// has never seen adds their notes and leaves the rest of the index alone
+// (an empty scope is not an empty index to rebuild).
+func TestSyncScopeKeepsTheRest(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"daily/2026-06-22/zebra-card.md": "---\nname: zebra-card\n---\n\nzebra crossing\n"})
+	ix := openIndex(t, ws, Options{})
+	ctx := context.Background()
+	if _, err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "memory/entries/zebra.md", "---\ntype: user\nname: zebra\n---\n\nzebra stripes\n")
+	if _, err := ix.SyncScope(ctx, store.MemoryDir); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(ctx, SearchOptions{Query: "zebra", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Results {
+		got = append(got, r.Path)
+	}
+	sortStrings(got)
+	if !cmp.Equal(got, []string{"daily/2026-06-22/zebra-card.md", "memory/entries/zebra.md"}) {
+		t.Errorf("after a first scoped sync: %v", got)
 	}
 }

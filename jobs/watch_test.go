@@ -81,20 +81,20 @@ func TestWatchKeepsMemoryIndexCurrent(t *testing.T) {
 	var report []string
 	w := newWatcher(env, &report)
 	writeWS(t, env, "memory/entries/tabs.md", "---\ntype: feedback\nname: tabs\ndescription: Tabs, not spaces.\n---\n\nTabs.\nWhy: habit.\nHow to apply: always.\n")
-	if err := w.handle(context.Background(), []string{"memory/entries/tabs.md"}); err != nil {
+	if err := w.handleNotes(context.Background(), []string{"memory/entries/tabs.md"}); err != nil {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(env.WS.Abs(store.MemoryIndexPath))
 	if !strings.Contains(string(page), "[[memory/entries/tabs.md|tabs]] — Tabs, not spaces.") || len(report) != 1 {
 		t.Fatalf("MEMORY.md:\n%s\nreport %q", page, report)
 	}
-	if err := w.handle(context.Background(), []string{store.MemoryIndexPath, "daily/2026-06-22/x.md"}); err != nil || len(report) != 1 {
+	if err := w.handleNotes(context.Background(), []string{store.MemoryIndexPath, "daily/2026-06-22/x.md"}); err != nil || len(report) != 1 {
 		t.Fatalf("a batch without entries: %v %q", err, report)
 	}
 	if err := os.Remove(env.WS.Abs("memory/entries/tabs.md")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.handle(context.Background(), []string{"memory/entries"}); err != nil {
+	if err := w.handleNotes(context.Background(), []string{"memory/entries"}); err != nil {
 		t.Fatal(err)
 	}
 	page, _ = os.ReadFile(env.WS.Abs(store.MemoryIndexPath))

@@ -74,7 +74,7 @@ await check(`${mode}: search`, async () => {
 });
 await check(`${mode}: search with no match`, async () => {
   const res = await call("search", { query: "zzzqqqxxx" });
-  assert(text(res) === "No relevant information was found for the given query.\n", JSON.stringify(text(res)));
+  assert(text(res) === "No relevant information was found for the given query.\nNo note contains any of: zzzqqqxxx.\n", JSON.stringify(text(res)));
   assert(Array.isArray(res.structuredContent.results) && res.structuredContent.results.length === 0, "results");
 });
 await check(`${mode}: read`, async () => {
