@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,13 +26,7 @@ func longTermRun(t *testing.T, root string, env ...string) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := llmtest.NewFakeCohereServer(t, replies...)
-	conv := filepath.Join(t.TempDir(), "conv.json")
-	if err := os.WriteFile(conv, []byte(memoryConversation), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return remeCmd(root, append([]string{"REME_LLM_BASE_URL=" + srv.URL(), "COHERE_API_KEY=" + llmtest.FakeAPIKey, "REME_LLM_MAX_RETRIES=0"}, env...),
-		"auto_memory", "session_id=backup-talk", "messages=@"+conv)
+	return modelRun(t, root, replies, env...)
 }
 
 // TestLongTermPassKilledAtEveryStep kills the long-term pass (SIGKILL)
