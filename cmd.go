@@ -39,7 +39,7 @@ type cli struct {
 	AutoMemoryCodex autoMemoryCodexCmd `cmd:"" name:"auto_memory_codex" aliases:"auto-memory-codex" help:"Turn a Codex CLI session into the day's memory card (Stop hook)."`
 	AutoResource    autoResourceCmd    `cmd:"" name:"auto_resource" aliases:"auto-resource" help:"Turn resource files (text and images) into daily cards."`
 	Watch           watchCmd           `cmd:"" help:"Watch the workspace: new resources become cards, edited notes are indexed."`
-	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards and digest nodes)."`
+	Search          searchCmd          `cmd:"" help:"Search the memory (daily cards, digest nodes, long-term entries)."`
 	Read            readCmd            `cmd:"" help:"Print a file of the workspace, or a range of its lines."`
 	DailyList       dailyListCmd       `cmd:"" name:"daily_list" aliases:"daily-list" help:"List the cards of a day with their frontmatter."`
 	DailyReindex    dailyReindexCmd    `cmd:"" name:"daily_reindex" aliases:"daily-reindex" help:"Rebuild the day index page daily/DATE.md."`
@@ -48,6 +48,13 @@ type cli struct {
 	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	MemorySearch    memorySearchCmd    `cmd:"" name:"memory_search" aliases:"memory-search" help:"Search long-term memory (entries and the profile)."`
+	MemoryGet       memoryGetCmd       `cmd:"" name:"memory_get" aliases:"memory-get" help:"Print a long-term entry (or the profile) with its hash."`
+	MemoryWrite     memoryWriteCmd     `cmd:"" name:"memory_write" aliases:"memory-write" help:"Create or update a long-term entry (or the profile)."`
+	MemoryDelete    memoryDeleteCmd    `cmd:"" name:"memory_delete" aliases:"memory-delete" help:"Move a long-term entry to the trash."`
+	MemoryReindex   memoryReindexCmd   `cmd:"" name:"memory_reindex" aliases:"memory-reindex" help:"Rewrite the entry list of MEMORY.md."`
+	Context         contextCmd         `cmd:"" help:"Print the memory an agent is shown for a message, within a byte budget."`
+	Status          statusCmd          `cmd:"" help:"Print what the workspace holds, and whether MEMORY.md lists every entry."`
 	Eval            evalCmd            `cmd:"" help:"Measure search recall on conversational QA data (LoCoMo's JSON shape)."`
 	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
 	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
@@ -106,9 +113,11 @@ func (e answerError) Error() string { return e.msg }
 type kongExit int
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	// A Claude Code Stop hook that exits 2 blocks the user's session, so
-	// auto_memory_cc never does; its failures also go to metadata/logs/.
-	hook := isHookCommand(args)
+	// A Claude Code hook that exits 2 blocks the user's session (Stop) or
+	// prompt (UserPromptSubmit), so auto_memory_cc and reme context
+	// --format claude-code never do; their failures also go to
+	// metadata/logs/.
+	hookLog, hook := hookCommand(args)
 	given := args // as typed, for the log
 	var hookErr *bytes.Buffer
 	if hook {
@@ -131,16 +140,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 		}
 		if hook {
-			if code == 2 {
+			failed := code != 0
+			switch {
+			case hookLog == contextLogName:
+				// the context hook never holds the prompt up: no context
+				// this turn, and the failure in the log
+				code = 0
+			case code == 2:
 				code = 1
 			}
 			// a background run's stderr is the log already
-			if code != 0 && !slices.Contains(given, "--background") {
+			if failed && !slices.Contains(given, "--background") {
 				root := app.root
 				if root == "" {
 					root = hookWorkspace(given, app.Getenv)
 				}
-				logHookFailure(root, given, hookErr.String(), time.Now())
+				logHookFailure(root, hookLog, given, hookErr.String(), time.Now())
 			}
 		}
 	}()

@@ -17,6 +17,7 @@ import (
 	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/store"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,9 +38,32 @@ type Config struct {
 	Redact       RedactConfig   `yaml:"redact" json:"redact"`
 	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
 	Journal      JournalConfig  `yaml:"journal" json:"journal"`
+	Memory       LongTermConfig `yaml:"memory" json:"memory"`
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
+}
+
+// LongTermConfig configures long-term memory: entries, the profile,
+// MEMORY.md and reme context.
+type LongTermConfig struct {
+	// Extract runs the long-term pass after auto_memory (default on).
+	Extract bool `yaml:"extract" json:"extract"`
+	// ProfileAuto lets that pass update memory/profile.md (default off).
+	ProfileAuto bool `yaml:"profile_auto" json:"profile_auto"`
+	// MaxEntryBytes bounds an entry's content.
+	MaxEntryBytes int `yaml:"max_entry_bytes" json:"max_entry_bytes"`
+	// IndexMaxLines and IndexMaxBytes bound MEMORY.md.
+	IndexMaxLines int `yaml:"index_max_lines" json:"index_max_lines"`
+	IndexMaxBytes int `yaml:"index_max_bytes" json:"index_max_bytes"`
+	// VerifyAfterDays: older entries come with a reminder to verify them.
+	VerifyAfterDays int `yaml:"verify_after_days" json:"verify_after_days"`
+	// ContextBudget is reme context's default byte budget.
+	ContextBudget int `yaml:"context_budget" json:"context_budget"`
+	// ContextEntries is how many relevant entries reme context shows at most.
+	ContextEntries int `yaml:"context_entries" json:"context_entries"`
+	// PickTimeout bounds the model call that picks entries for reme context.
+	PickTimeout Duration `yaml:"pick_timeout" json:"pick_timeout"`
 }
 
 // RedactConfig says where secrets are masked (see store.RedactSecrets).
@@ -145,6 +169,10 @@ func defaultConfig() *Config {
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
 		Journal:  JournalConfig{KeepDays: 90},
+		Memory: LongTermConfig{Extract: true, MaxEntryBytes: jobs.DefaultMaxEntryBytes,
+			IndexMaxLines: store.DefaultMemoryIndexLines, IndexMaxBytes: store.DefaultMemoryIndexBytes,
+			VerifyAfterDays: jobs.DefaultVerifyAfterDays, ContextBudget: jobs.DefaultContextBudget,
+			ContextEntries: jobs.DefaultContextEntries, PickTimeout: Duration(10 * time.Second)},
 	}
 }
 
@@ -172,6 +200,7 @@ var envOverrides = []struct {
 	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
 	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
 	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
+	{"REME_MEMORY_EXTRACT", func(c *Config, v string) error { return parseBool(v, &c.Memory.Extract) }},
 	// API keys and the variables of other tools are read by resolveModel.
 }
 
@@ -187,6 +216,15 @@ func parseInt(s string, dst *int) error {
 	v, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
 		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*dst = v
+	return nil
+}
+
+func parseBool(s string, dst *bool) error {
+	v, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", s)
 	}
 	*dst = v
 	return nil
@@ -395,6 +433,19 @@ func (c *Config) validate() error {
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")
 	}
+	m := c.Memory
+	if m.MaxEntryBytes < 1 || m.IndexMaxLines < 1 || m.IndexMaxBytes < 1 || m.ContextEntries < 1 {
+		return fmt.Errorf("memory.max_entry_bytes, memory.index_max_lines, memory.index_max_bytes and memory.context_entries must be at least 1")
+	}
+	if m.VerifyAfterDays < 0 {
+		return fmt.Errorf("memory.verify_after_days must not be negative")
+	}
+	if m.ContextBudget < jobs.MinContextBudget {
+		return fmt.Errorf("memory.context_budget must be at least %d bytes", jobs.MinContextBudget)
+	}
+	if m.PickTimeout <= 0 {
+		return fmt.Errorf("memory.pick_timeout must be a positive duration")
+	}
 	if err := c.Maintain.validate(); err != nil {
 		return err
 	}
@@ -597,5 +648,14 @@ func annotateYAML(n *yaml.Node, prefix string, notes map[string]string) {
 			v.LineComment = note
 		}
 		annotateYAML(v, path+".", notes)
+	}
+}
+
+// options are the jobs' view of the memory settings.
+func (m LongTermConfig) options() jobs.MemoryOptions {
+	return jobs.MemoryOptions{
+		Extract: m.Extract, ProfileAuto: m.ProfileAuto, MaxEntryBytes: m.MaxEntryBytes,
+		IndexBounds:     store.MemoryIndexBounds{MaxLines: m.IndexMaxLines, MaxBytes: m.IndexMaxBytes},
+		VerifyAfterDays: m.VerifyAfterDays,
 	}
 }

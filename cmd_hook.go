@@ -27,9 +27,11 @@ const (
 	hookLogMax = 4 << 20
 )
 
-// isHookCommand reports whether args run auto_memory_cc (also ReMe's
-// --auto_memory_cc form), so that even a bad flag does not exit 2.
-func isHookCommand(args []string) bool {
+// hookCommand reports whether args run an agent's hook, so that even a
+// bad flag does not exit 2, and names the hook's log: auto_memory_cc and
+// auto_memory_codex (also ReMe's --auto_memory_cc form), or reme context
+// --format claude-code.
+func hookCommand(args []string) (logName string, ok bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if globalValueFlags[a] {
@@ -38,10 +40,27 @@ func isHookCommand(args []string) bool {
 		}
 		switch strings.TrimLeft(a, "-") {
 		case "auto_memory_cc", "auto-memory-cc", "auto_memory_codex", "auto-memory-codex":
-			return true
+			return hookLogName, true
+		case "context":
+			if isClaudeCodeFormat(args[i+1:]) {
+				return contextLogName, true
+			}
+			return "", false
 		}
 		if !strings.HasPrefix(a, "-") {
-			return false
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// isClaudeCodeFormat reports whether a command's arguments ask for the
+// Claude Code hook format.
+func isClaudeCodeFormat(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--format=claude-code", a == "format=claude-code", a == "--format" && i+1 < len(args) && args[i+1] == "claude-code":
+			return true
 		}
 	}
 	return false
@@ -78,14 +97,14 @@ func hookWorkspace(args []string, getenv func(string) string) string {
 	return ws.Root
 }
 
-// openHookLog opens metadata/logs/auto_memory_cc.log for appending,
+// openHookLog opens a hook's log under metadata/logs/ for appending,
 // rotating it first when it has grown large.
-func openHookLog(root string) (*os.File, string, error) {
+func openHookLog(root, name string) (*os.File, string, error) {
 	dir := filepath.Join(root, store.MetadataDir, "logs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("create log folder: %w", err)
 	}
-	p := filepath.Join(dir, hookLogName)
+	p := filepath.Join(dir, name)
 	if fi, err := os.Stat(p); err == nil && fi.Size() > hookLogMax {
 		_ = os.Rename(p, p+".1")
 	}
@@ -98,11 +117,11 @@ func openHookLog(root string) (*os.File, string, error) {
 
 // logHookFailure appends a failed hook call and what it printed to the
 // log; it is best effort, as the hook has already failed.
-func logHookFailure(root string, args []string, stderr string, now time.Time) {
+func logHookFailure(root, name string, args []string, stderr string, now time.Time) {
 	if root == "" {
 		return
 	}
-	f, _, err := openHookLog(root)
+	f, _, err := openHookLog(root, name)
 	if err != nil {
 		return
 	}
@@ -133,7 +152,7 @@ func (a *App) startDistiller(command string, c *autoMemoryCCCmd, sid, transcript
 			args = append(args, kv[0]+"="+kv[1])
 		}
 	}
-	logf, logPath, err := openHookLog(a.root)
+	logf, logPath, err := openHookLog(a.root, hookLogName)
 	if err != nil {
 		return 0, "", err
 	}

@@ -185,6 +185,9 @@ func printMaintain(app *App, res *jobs.MaintainResult) {
 	for _, p := range hk.DayPages {
 		fmt.Fprintf(w, "    %s\n", p)
 	}
+	if hk.MemoryIndex != "" {
+		fmt.Fprintf(w, "  %s %s (the entries changed)\n", hk.MemoryIndex, refreshed)
+	}
 	if hk.JournalPruned != nil {
 		fmt.Fprintf(w, "  journal preimages %s: %d (%d bytes)\n", verb, hk.JournalPruned.Objects, hk.JournalPruned.Bytes)
 	}

@@ -55,8 +55,9 @@ func (mcpCmd) Help() string {
 	return `Serves the workspace to agents over the Model Context Protocol: on stdin and
 stdout by default, or over streamable HTTP at http://ADDR/mcp with --http.
 
-Tools: search, read, daily_list, list_tags, move, history, auto_memory (for hosts
-without hooks; it reports progress, and a cancelled call stops the work).
+Tools: search, read, daily_list, list_tags, move, history, memory_search,
+memory_get, memory_write, memory_delete, context, auto_memory (for hosts without
+hooks; it reports progress, and a cancelled call stops the work).
 Each tool runs the command of the same name and answers what it prints, with
 the --json value as the structured result; errors carry the command's message.
 Resources: MEMORY.md and memory/profile.md.
@@ -290,6 +291,44 @@ type autoMemoryInput struct {
 	IncludeImages *bool            `json:"include_images,omitempty" jsonschema:"Save the conversation's images and show them to the model."`
 }
 
+type memorySearchInput struct {
+	Query string   `json:"query" jsonschema:"Keywords or a question."`
+	Types []string `json:"types,omitempty" jsonschema:"Narrow the search: user, feedback, project, reference (entries of that type), entry, profile, memory_index, card, digest (default: entries and the profile)."`
+	Limit int      `json:"limit,omitempty" jsonschema:"Number of results (default 5)."`
+}
+
+type memoryGetInput struct {
+	Path string `json:"path,omitempty" jsonschema:"memory/entries/<name>.md or memory/profile.md."`
+	Name string `json:"name,omitempty" jsonschema:"The entry's name, instead of its path."`
+}
+
+type memoryWriteInput struct {
+	Path        string `json:"path,omitempty" jsonschema:"The entry to update (leave out to create one, or to update the one entry named name)."`
+	Type        string `json:"type,omitempty" jsonschema:"user (who the user is), feedback (a preference or correction: its content needs Why: and How to apply: lines), project (a decision or dated milestone), reference (where to look something up)."`
+	Name        string `json:"name,omitempty" jsonschema:"Short stable name, also the file name."`
+	Description string `json:"description,omitempty" jsonschema:"One sentence for MEMORY.md."`
+	Content     string `json:"content,omitempty" jsonschema:"The entry's markdown text: the durable fact, not the conversation."`
+	Due         string `json:"due,omitempty" jsonschema:"YYYY-MM-DD deadline of a project milestone."`
+	Expires     string `json:"expires,omitempty" jsonschema:"YYYY-MM-DD after which the entry no longer holds."`
+	Hash        string `json:"hash,omitempty" jsonschema:"The hash memory_get returned: required to change an entry edited since reme last wrote it."`
+	Source      string `json:"source,omitempty" jsonschema:"Where the memory comes from, as a wikilink or path."`
+}
+
+type memoryDeleteInput struct {
+	Path   string `json:"path,omitempty" jsonschema:"memory/entries/<name>.md."`
+	Name   string `json:"name,omitempty" jsonschema:"The entry's name, instead of its path."`
+	Hash   string `json:"hash,omitempty" jsonschema:"Delete only this version (the hash memory_get returned)."`
+	Reason string `json:"reason,omitempty" jsonschema:"Why, in a few words (kept with the archived entry)."`
+}
+
+type contextInput struct {
+	Query       string   `json:"query,omitempty" jsonschema:"The user's message (leave out with start)."`
+	Session     string   `json:"session,omitempty" jsonschema:"Session id: an entry whose text this session was already shown is not shown again."`
+	Budget      int      `json:"budget,omitempty" jsonschema:"Most bytes of context (default 8192)."`
+	RecentTools []string `json:"recent_tools,omitempty" jsonschema:"Tools the session used recently: reference entries on how to use them are skipped unless they warn."`
+	Start       bool     `json:"start,omitempty" jsonschema:"The context of a new session: the profile and MEMORY.md only."`
+}
+
 func (s *mcpServer) addTools() {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	addTool(s, &mcp.Tool{Name: "search", Title: "Search memory", Annotations: readOnly,
@@ -338,6 +377,51 @@ func (s *mcpServer) addTools() {
 		Description: "List the changes reme made to the workspace, run by run (what undo can restore)."},
 		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in historyInput) (*historyAnswer, error) {
 			c := historyCmd{Since: in.Since, Path: in.Path, RunID: in.Run, Limit: in.Limit}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "memory_search", Title: "Search long-term memory", Annotations: readOnly,
+		Description: "Search long-term memory (the entries under memory/entries/ and the profile) by keywords; results are the matching lines with the entry's path, type and description."},
+		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in memorySearchInput) (*memorySearchAnswer, error) {
+			limit := in.Limit
+			if limit == 0 {
+				limit = 5
+			}
+			c := memorySearchCmd{Query: []string{in.Query}, Type: in.Types, Limit: limit}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "memory_get", Title: "Read a long-term entry", Annotations: readOnly,
+		Description: "Read one long-term entry (or memory/profile.md) with its frontmatter and hash; pass the hash to memory_write or memory_delete to change exactly this version."},
+		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in memoryGetInput) (*memoryEntryAnswer, error) {
+			c := memoryGetCmd{Path: in.Path, Name: in.Name}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "memory_write", Title: "Remember across sessions",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Description: "Create a long-term entry (what should be remembered across sessions: who the user is, a preference with why and how to apply it, a decision or milestone, where to look something up), " +
+			"or update one (give its path, or the name of an existing entry; fields left out keep their value). Never for today-only progress or code."},
+		false, map[string][]any{"type": {"", "user", "feedback", "project", "reference"}},
+		func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in memoryWriteInput) (*memoryWriteAnswer, error) {
+			c := memoryWriteCmd{Path: in.Path, Type: in.Type, Name: in.Name, Description: in.Description, Content: in.Content,
+				Due: in.Due, Expires: in.Expires, Hash: in.Hash, Source: in.Source}
+			if strings.HasPrefix(c.Content, "@") || c.Content == "-" {
+				return nil, answerError{"content is the entry's text itself (@FILE and - are for the command line)"}
+			}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "memory_delete", Title: "Forget an entry",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Description: "Delete a long-term entry that is wrong or that the user asked to forget: it goes to the trash (archive/), from where reme undo restores it."},
+		false, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in memoryDeleteInput) (*memoryDeleteAnswer, error) {
+			c := memoryDeleteCmd{Path: in.Path, Name: in.Name, Hash: in.Hash, Reason: in.Reason}
+			return c.answer(ctx, app)
+		})
+	addTool(s, &mcp.Tool{Name: "context", Title: "Memory for a message", Annotations: readOnly,
+		Description: "What to know from memory for the user's message, within a byte budget: the profile, the MEMORY.md index, the relevant long-term entries and today's and yesterday's daily notes, ending with a line saying what was left out."},
+		true, nil, func(ctx context.Context, app *App, _ *mcp.CallToolRequest, in contextInput) (*contextAnswer, error) {
+			c := contextCmd{Query: []string{in.Query}, Session: in.Session, Budget: in.Budget, RecentTools: in.RecentTools, Start: in.Start}
+			if in.Query == "" {
+				c.Query = nil
+			}
 			return c.answer(ctx, app)
 		})
 	addTool(s, &mcp.Tool{Name: "auto_memory", Title: "Remember a conversation",

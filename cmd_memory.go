@@ -150,6 +150,18 @@ func (a *App) memoryAnswer(res *jobs.AutoMemoryResult, err error) (*memoryAnswer
 }
 
 func memorySummary(r *jobs.AutoMemoryResult) string {
+	line := cardSummary(r)
+	if lt := r.LongTerm; lt != nil && len(lt.Changes) > 0 {
+		var parts []string
+		for _, c := range lt.Changes {
+			parts = append(parts, c.Action+" "+c.Path)
+		}
+		line += "; long-term: " + strings.Join(parts, ", ")
+	}
+	return line
+}
+
+func cardSummary(r *jobs.AutoMemoryResult) string {
 	if r.Skipped != "" {
 		where := ""
 		if r.Path != nil {
@@ -186,7 +198,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		return nil, err
 	}
 	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
-		Journal: ix.Journal(), Trigger: a.trigger()}
+		Journal: ix.Journal(), Trigger: a.trigger(), Memory: cfg.Memory.options(), Fault: a.crashHook()}
 	model, err := a.ChatModel()
 	if err != nil {
 		return nil, err
@@ -225,6 +237,44 @@ func (j jobIndex) NotesWith(ctx context.Context, key, value string) ([]string, e
 
 func (j jobIndex) Sources(ctx context.Context, key string) (map[string]string, error) {
 	return j.ix.Sources(ctx, key)
+}
+
+func (j jobIndex) SyncScope(ctx context.Context, roots ...string) error {
+	_, err := j.ix.SyncScope(ctx, roots...)
+	return err
+}
+
+// SearchNotes runs the keyword search and keeps each note's best window.
+func (j jobIndex) SearchNotes(ctx context.Context, q jobs.NoteQuery) ([]jobs.NoteHit, error) {
+	// a note can match in several chunks: ask for more, keep the best of each
+	// Literal: entries have no date for "yesterday" to narrow them to
+	res, err := j.ix.Search(ctx, index.SearchOptions{Query: q.Query, Types: q.Types, Limit: 3 * q.Limit, Literal: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []jobs.NoteHit
+	seen := map[string]bool{}
+	for _, r := range res.Results {
+		if seen[r.Path] || len(out) == q.Limit {
+			continue
+		}
+		seen[r.Path] = true
+		out = append(out, jobs.NoteHit{Path: r.Path, Type: r.Type, Name: r.Name, Description: r.Description,
+			Score: r.Score, StartLine: r.StartLine, EndLine: r.EndLine, Text: r.Text})
+	}
+	return out, nil
+}
+
+func (j jobIndex) ListNotes(ctx context.Context, types ...string) ([]jobs.NoteInfo, error) {
+	notes, err := j.ix.ListNotes(ctx, types...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobs.NoteInfo, len(notes))
+	for i, n := range notes {
+		out[i] = jobs.NoteInfo{Path: n.Path, Type: n.Type, Name: n.Name, Description: n.Description}
+	}
+	return out, nil
 }
 
 func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) {

@@ -29,6 +29,7 @@ type searchCmd struct {
 	Links      bool     `help:"Also list the notes each result links to and is linked from."`
 	Literal    bool     `help:"Take the query as words only: no dates understood from it."`
 	Hybrid     *bool    `negatable:"" help:"With a model configured, also search by meaning (default: config search.hybrid, true)."`
+	Type       []string `help:"Only notes of this type (repeatable: any of them): user, feedback, project, reference (long-term entries of that type), entry, profile, memory_index (MEMORY.md, left out otherwise), card, digest." placeholder:"TYPE"`
 }
 
 func (c *searchCmd) Help() string {
@@ -88,7 +89,12 @@ func (c *searchCmd) answer(ctx context.Context, app *App) (*searchAnswer, error)
 	}
 	opt := index.SearchOptions{Query: query, Limit: cfg.Search.Limit, MinScore: c.MinScore, StrictDate: c.StrictDate, Tags: c.Tag,
 		PathPrefixes: c.Path, Archived: c.Archived, Context: cfg.Search.Context, MaxLines: cfg.Search.MaxLines, Full: c.Full,
-		Links: c.Links, Literal: c.Literal, Now: app.Now(), Location: loc}
+		Links: c.Links, Literal: c.Literal, Now: app.Now(), Location: loc, Types: c.Type}
+	for _, t := range c.Type {
+		if !store.IsSearchType(t) {
+			return nil, usageError{fmt.Errorf("--type must be one of %s, not %q", strings.Join(store.SearchTypes, ", "), t)}
+		}
+	}
 	if c.Limit != nil {
 		if *c.Limit <= 0 {
 			return nil, usageError{fmt.Errorf("--limit must be greater than 0, not %d", *c.Limit)}

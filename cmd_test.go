@@ -413,6 +413,26 @@ func TestReadmeAgentLines(t *testing.T) {
 	if len(cards) != 1 {
 		t.Fatalf("the background run wrote no card: %v", cards)
 	}
+	// the context hooks answer with the JSON Claude Code reads
+	for _, ev := range []struct{ event, input, want string }{
+		{"UserPromptSubmit", `{"session_id":"9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a","hook_event_name":"UserPromptSubmit","prompt":"what did we do today?"}`, "## Daily notes, today (2026-06-21)"},
+		{"SessionStart", `{"session_id":"9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a","hook_event_name":"SessionStart","source":"startup"}`, "reme context: "},
+	} {
+		hooks := settings.Hooks[ev.event]
+		if len(hooks) != 1 || len(hooks[0].Hooks) != 1 {
+			t.Fatalf("the README has no %s hook", ev.event)
+		}
+		sh := exec.Command("/bin/sh", "-c", hooks[0].Hooks[0].Command)
+		sh.Env, sh.Dir, sh.Stdin = env, home, strings.NewReader(ev.input)
+		out, err := sh.Output()
+		var answer struct {
+			HookSpecificOutput struct{ HookEventName, AdditionalContext string }
+		}
+		if err != nil || json.Unmarshal(out, &answer) != nil || answer.HookSpecificOutput.HookEventName != ev.event ||
+			!strings.Contains(answer.HookSpecificOutput.AdditionalContext, ev.want) {
+			t.Fatalf("the README's %s hook: %v\n%s", ev.event, err, out)
+		}
+	}
 
 	fresh := t.TempDir() // cron on a machine where ~/.reme does not exist yet
 	if err := os.MkdirAll(filepath.Join(fresh, ".local", "bin"), 0o755); err != nil {

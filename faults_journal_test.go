@@ -38,7 +38,14 @@ const memoryConversation = `[{"role":"user","content":"The nightly backup runs a
 {"role":"assistant","content":"Noted: backups at 02:00 UTC, 30 days.","created_at":"2026-06-22T09:00:05+08:00"}]`
 
 func memoryRun(t *testing.T, root string, env ...string) *exec.Cmd {
-	srv := llmtest.NewFakeCohereServer(t, memoryScript(t)...)
+	// the card run alone; the long-term pass has its own kill test
+	return modelRun(t, root, memoryScript(t), append([]string{"REME_MEMORY_EXTRACT=false"}, env...)...)
+}
+
+// modelRun is auto_memory of memoryConversation against a fake Cohere
+// server answering with replies.
+func modelRun(t *testing.T, root string, replies []llmtest.FakeReply, env ...string) *exec.Cmd {
+	srv := llmtest.NewFakeCohereServer(t, replies...)
 	conv := filepath.Join(t.TempDir(), "conv.json")
 	if err := os.WriteFile(conv, []byte(memoryConversation), 0o644); err != nil {
 		t.Fatal(err)

@@ -264,7 +264,7 @@ func TestMCPListsToolsAndResources(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"auto_memory", "daily_list", "history", "list_tags", "move", "read", "search"}
+	want := []string{"auto_memory", "context", "daily_list", "history", "list_tags", "memory_delete", "memory_get", "memory_search", "memory_write", "move", "read", "search"}
 	for _, w := range want {
 		if !slices.Contains(names, w) {
 			t.Errorf("tools %v lack %s", names, w)

@@ -44,6 +44,9 @@ func TestReadOnlyWorkspaceCLI(t *testing.T) {
 	if _, stderr, code := runReme(t, "-w", ws, "reindex"); code != 0 {
 		t.Fatalf("reindex: %s", stderr)
 	}
+	if _, stderr, code := runReme(t, "-w", ws, "memory_write", "--type", "user", "--name", "go-backend", "--content", "Ten years of Go backend."); code != 0 {
+		t.Fatalf("memory_write: %s", stderr)
+	}
 	// a note the index has not seen: found through a private copy
 	if err := os.WriteFile(filepath.Join(ws, "digest", "wiki", "zebra.md"), []byte("---\nname: zebra\n---\n\nzebra stripes\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -97,16 +100,22 @@ func TestReadOnlyWorkspaceCLI(t *testing.T) {
 	if out, stderr, code := reme("search", "zebra stripes"); code != 0 || !strings.Contains(out, "digest/wiki/zebra.md") {
 		t.Errorf("a note added since the last index update is not found: exit %d\n%s%s", code, out, stderr)
 	}
-	for _, args := range [][]string{{"list_tags"}, {"links", "--ambiguous"}, {"daily_list", "2026-06-19"}, {"read", "daily/2026-06-19/检索回归排查.md"}} {
+	for _, args := range [][]string{{"list_tags"}, {"links", "--ambiguous"}, {"daily_list", "2026-06-19"}, {"read", "daily/2026-06-19/检索回归排查.md"},
+		{"context", "--session", "s1", "Go backend"}, {"memory_search", "Go backend"}, {"memory_get", "--name", "go-backend"}, {"status"}} {
 		if out, stderr, code := reme(args...); code != 0 || out == "" {
 			t.Errorf("%v on a read-only workspace: exit %d\n%s%s", args, code, out, stderr)
 		}
+	}
+	if out, stderr, code := reme("context", "Go backend"); code != 0 || !strings.Contains(out, "Ten years of Go backend.") {
+		t.Errorf("context on a read-only workspace: exit %d\n%s%s", code, out, stderr)
 	}
 	meta := filepath.Join(ws, "metadata")
 	for _, args := range [][]string{
 		{"move", "daily/2026-06-19/检索回归排查.md", "daily/2026-06-19/x.md"},
 		{"delete", "daily/2026-06-19/检索回归排查.md"},
 		{"reindex"},
+		{"memory_write", "--type", "user", "--name", "frontend", "--content", "New to frontend."},
+		{"memory_delete", "--name", "go-backend"},
 	} {
 		_, stderr, code := reme(args...)
 		if code != 1 || !strings.Contains(stderr, "workspace is read-only") || !strings.Contains(stderr, meta) {

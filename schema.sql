@@ -1,9 +1,10 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
--- One row per indexed note (markdown under daily/ and digest/).
+-- One row per indexed note (markdown under daily/, digest/ and memory/, and
+-- MEMORY.md).
 CREATE TABLE notes (
   id                  INTEGER PRIMARY KEY,
   path                TEXT NOT NULL UNIQUE,   -- workspace-relative, POSIX
@@ -19,10 +20,13 @@ CREATE TABLE notes (
   source_conversation TEXT,
   source_resource     TEXT,
   day_index           INTEGER NOT NULL DEFAULT 0, -- daily/<date>.md pages: links only, not searched
+  kind                TEXT NOT NULL DEFAULT '',   -- card, day_page, digest, entry, profile, memory_index (from the path)
+  type                TEXT,                   -- frontmatter type (an entry's user, feedback, project, reference)
   skipped             TEXT                    -- why the note is not indexed (too large); kept so the scan does not retry it
 );
 CREATE INDEX notes_dir ON notes(dir);
 CREATE INDEX notes_date ON notes(date);
+CREATE INDEX notes_kind ON notes(kind);
 CREATE INDEX notes_session_id ON notes(session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX notes_source_conversation ON notes(source_conversation) WHERE source_conversation IS NOT NULL;
 CREATE INDEX notes_source_resource ON notes(source_resource) WHERE source_resource IS NOT NULL;

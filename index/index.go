@@ -30,6 +30,8 @@ var (
 	ErrEmptyQuery = errors.New("query cannot be empty")
 	// ErrReadOnly refuses a change to a workspace this process cannot write.
 	ErrReadOnly = errors.New("workspace is read-only")
+	// ErrBadType is returned for a search type that does not exist.
+	ErrBadType = errors.New("unknown note type")
 )
 
 // ArchiveDir holds what maintain retired: indexed, but searched only when
@@ -40,10 +42,16 @@ const ArchiveDir = store.ArchiveDir
 // DEFAULT_MAX_FILE_BYTES).
 const DefaultMaxFileBytes = 20 << 20
 
+// DefaultRoots are what the index mirrors: daily cards, digest nodes, the
+// long-term entries and profile, what maintain archived, and MEMORY.md.
+var DefaultRoots = []string{store.DailyDir, store.DigestDir, store.MemoryDir, ArchiveDir, store.MemoryIndexPath}
+
 // Options configure an index.
 type Options struct {
-	Logger       *slog.Logger
-	Roots        []string // note folders; default daily, digest, memory and archive
+	Logger *slog.Logger
+	// Roots are the note folders and single notes indexed; default
+	// DefaultRoots.
+	Roots        []string
 	MaxFileBytes int64
 	Workers      int
 	// FrequentTerms is the number of chunks from which a word is kept in
@@ -116,7 +124,7 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(opt.Roots) == 0 {
-		opt.Roots = []string{store.DailyDir, store.DigestDir, "memory", ArchiveDir}
+		opt.Roots = DefaultRoots
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes

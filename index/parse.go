@@ -24,6 +24,7 @@ type record struct {
 	sourceConv  string
 	sourceRes   string
 	dayIndex    bool
+	kind, typ   string
 	links       []linkRow
 	tags        []noteTag
 	chunks      []chunkData
@@ -87,6 +88,8 @@ func parseInto(r *record, raw []byte) {
 	r.sourceConv = fm.String("source_conversation")
 	r.sourceRes = fm.String("source_resource")
 	r.dayIndex = isDayIndexPage(r.path)
+	r.kind = store.NoteKind(r.path)
+	r.typ = strings.TrimSpace(fm.String("type"))
 	for _, l := range store.ParseNoteLinks(n.Body, n.BodyLine) {
 		r.links = append(r.links, linkRow{Link: l})
 	}

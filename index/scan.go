@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -88,12 +90,18 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 			pending.Done()
 		}
 	}
+	files := map[string][]fileStat{} // single notes given as roots, by folder
 	for _, r := range roots {
 		fi, err := os.Lstat(filepath.Join(root, r))
-		if err != nil || !fi.IsDir() {
+		switch {
+		case err != nil:
 			continue // a missing root is simply empty
+		case fi.Mode().IsRegular() && strings.HasSuffix(r, ".md"):
+			d := path.Dir(r)
+			files[d] = append(files[d], fileStat{name: path.Base(r), size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		case fi.IsDir():
+			enqueue(r)
 		}
-		enqueue(r)
 	}
 	for i := 0; i < workers; i++ {
 		go worker()
@@ -102,6 +110,10 @@ func scanTree(ctx context.Context, root string, roots []string, workers int) (ma
 	close(queue)
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for d, fs := range files {
+		sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
+		out[d] = &dirListing{dir: d, blob: encodeListing(fs), count: len(fs)}
 	}
 	return out, firstErr
 }
@@ -178,15 +190,15 @@ func diffListings(disk map[string]*dirListing, cached map[string][]byte) ([]chan
 			switch {
 			case j >= len(prev) || (i < len(files) && files[i].name < prev[j].name):
 				f := files[i]
-				out = append(out, change{path: dir + "/" + f.name, kind: "added", stat: f})
+				out = append(out, change{path: notePath(dir, f.name), kind: "added", stat: f})
 				i++
 			case i >= len(files) || prev[j].name < files[i].name:
-				out = append(out, change{path: dir + "/" + prev[j].name, kind: "deleted"})
+				out = append(out, change{path: notePath(dir, prev[j].name), kind: "deleted"})
 				j++
 			default:
 				f := files[i]
 				if f.size != prev[j].size || f.mtime != prev[j].mtime {
-					out = append(out, change{path: dir + "/" + f.name, kind: "modified", stat: f})
+					out = append(out, change{path: notePath(dir, f.name), kind: "modified", stat: f})
 				}
 				i++
 				j++
@@ -202,9 +214,18 @@ func diffListings(disk map[string]*dirListing, cached map[string][]byte) ([]chan
 			return nil, fmt.Errorf("scan cache %s: %w", dir, err)
 		}
 		for _, f := range files {
-			out = append(out, change{path: dir + "/" + f.name, kind: "deleted"})
+			out = append(out, change{path: notePath(dir, f.name), kind: "deleted"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
+}
+
+// notePath joins a scanned folder and a file name; the workspace root's
+// single notes (MEMORY.md) are listed under ".".
+func notePath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
 }

@@ -43,6 +43,10 @@ type SearchOptions struct {
 	Location *time.Location
 	Literal  bool
 	Archived bool // include notes under archive/ (left out by default)
+	// Types narrows the search to store.SearchTypes (entry types, entry,
+	// profile, memory_index, card, digest); none searches every note but
+	// MEMORY.md, whose lines repeat the entries.
+	Types []string
 }
 
 // Neighbor is a linked note in a result's link expansion.
@@ -78,6 +82,8 @@ type Result struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	Date        string         `json:"date"`
+	Kind        string         `json:"kind,omitempty"` // card, digest, entry, profile, memory_index
+	Type        string         `json:"type,omitempty"` // an entry's type
 	Tags        []string       `json:"tags"`
 	Breadcrumb  []string       `json:"breadcrumb"`
 	Outlinks    []Neighbor     `json:"outlinks,omitempty"`
@@ -151,6 +157,9 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 			return nil, ErrNoValidTags
 		}
 	}
+	if _, _, err := typeCondition(opt.Types); err != nil {
+		return nil, err
+	}
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -168,13 +177,13 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 			return nil, err
 		}
 	}
-	s := &searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive}
+	s := &searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive, noMemoryIndex: len(opt.Types) == 0}
 	resp, err := s.run(ctx)
 	if err == nil && len(resp.Results) == 0 && resp.Dates != nil {
 		// Nothing on the days the question named: maybe the date words
 		// were meant as words ("周日", "Sunday brunch").
 		opt.Literal = true
-		lit, lerr := (&searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive}).run(ctx)
+		lit, lerr := (&searcher{ix: ix, q: tx, opt: opt, tags: tags, noArchive: noArchive, noMemoryIndex: len(opt.Types) == 0}).run(ctx)
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -209,9 +218,11 @@ type searcher struct {
 	tags  []string
 	st    stats
 	dates *DateRange // understood from the question
-	// noArchive leaves out notes under archive/: a condition of the
-	// filter when one is active, else candidates are dropped as read.
-	noArchive bool
+	// noArchive leaves out notes under archive/, and noMemoryIndex
+	// MEMORY.md: a condition of the filter when one is active, else
+	// candidates are dropped as read.
+	noArchive     bool
+	noMemoryIndex bool
 }
 
 func (s *searcher) run(ctx context.Context) (*SearchResponse, error) {
@@ -450,16 +461,26 @@ func (s *searcher) filter(dates *DateRange) noteFilter {
 		}
 		f.where = append(f.where, "n.id IN (SELECT note_id FROM tags WHERE tag IN ("+ph+"))")
 	}
+	if len(s.opt.Types) > 0 {
+		// validated by Search: typeCondition does not fail here
+		cond, args, _ := typeCondition(s.opt.Types)
+		f.where = append(f.where, cond)
+		f.args = append(f.args, args...)
+	}
 	if s.noArchive && f.active() {
 		f.where = append(f.where, `n.path NOT LIKE ? ESCAPE '\'`)
 		f.args = append(f.args, likePrefix(ArchiveDir+"/"))
 	}
+	if s.noMemoryIndex && f.active() {
+		f.where = append(f.where, `n.kind != ?`)
+		f.args = append(f.args, store.KindMemoryIndex)
+	}
 	return f
 }
 
-// archived reports whether a path is left out as archived.
+// archived reports whether a path is left out: archived, or MEMORY.md.
 func (s *searcher) archived(p string) bool {
-	return s.noArchive && strings.HasPrefix(p, ArchiveDir+"/")
+	return (s.noArchive && strings.HasPrefix(p, ArchiveDir+"/")) || (s.noMemoryIndex && p == store.MemoryIndexPath)
 }
 
 // candidates is how many chunks are read and windowed for a search.
@@ -490,7 +511,12 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 		var q string
 		args := []any{expr}
 		if filter.active() {
-			q = `SELECT f.id, f.score FROM (SELECT rowid AS id, -bm25(chunk_fts, 4, 2, 1) AS score FROM chunk_fts WHERE chunk_fts MATCH ?) f
+			match := "chunk_fts MATCH ?"
+			if memoryOnly(s.opt.Types) {
+				// memory notes' chunks are numbered apart: FTS5 skips the rest
+				match += fmt.Sprintf(" AND rowid >= %d", memoryChunkBase)
+			}
+			q = `SELECT f.id, f.score FROM (SELECT rowid AS id, -bm25(chunk_fts, 4, 2, 1) AS score FROM chunk_fts WHERE ` + match + `) f
 				JOIN chunks c ON c.id = f.id JOIN notes n ON n.id = c.note_id WHERE ` + filter.sql() + ` ORDER BY f.score DESC LIMIT ?`
 			args = append(append(args, filter.args...), m)
 		} else {
@@ -540,8 +566,9 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 		}
 		return ids[i] > ids[j] // newer chunks first among equals
 	})
-	if s.noArchive && !filter.active() {
-		// Archived chunks leave the ranking before the best m are taken.
+	if (s.noArchive || s.noMemoryIndex) && !filter.active() {
+		// Archived chunks (and MEMORY.md's) leave the ranking before the
+		// best m are taken.
 		kept := ids[:0]
 		for start := 0; start < len(ids) && len(kept) < m; start += m {
 			batch := ids[start:min(start+m, len(ids))]
@@ -565,13 +592,21 @@ func (s *searcher) keyword(ctx context.Context, sc *scoring, filter noteFilter) 
 
 // unarchived tells which of the chunks are outside archive/.
 func (s *searcher) unarchived(ctx context.Context, ids []int64) (map[int64]bool, error) {
-	args := make([]any, 0, len(ids)+1)
+	args := make([]any, 0, len(ids)+2)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, likePrefix(ArchiveDir+"/"))
+	cond := ""
+	if s.noArchive {
+		cond += ` AND n.path NOT LIKE ? ESCAPE '\'`
+		args = append(args, likePrefix(ArchiveDir+"/"))
+	}
+	if s.noMemoryIndex {
+		cond += ` AND n.kind != ?`
+		args = append(args, store.KindMemoryIndex)
+	}
 	rows, err := s.q.QueryContext(ctx, `SELECT c.id FROM chunks c JOIN notes n ON n.id = c.note_id
-		WHERE c.id IN (`+placeholders(len(ids))+`) AND n.path NOT LIKE ? ESCAPE '\'`, args...)
+		WHERE c.id IN (`+placeholders(len(ids))+`)`+cond, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -594,6 +629,7 @@ type candidateChunk struct {
 	path       string
 	name, desc string
 	date       string
+	kind, typ  string
 }
 
 func (s *searcher) loadChunks(ctx context.Context, ids []int64) ([]candidateChunk, error) {
@@ -604,7 +640,8 @@ func (s *searcher) loadChunks(ctx context.Context, ids []int64) ([]candidateChun
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.q.QueryContext(ctx, `SELECT c.id, n.id, c.start_line, c.end_line, n.path, n.name, n.description, coalesce(n.date, '')
+	rows, err := s.q.QueryContext(ctx, `SELECT c.id, n.id, c.start_line, c.end_line, n.path, n.name, n.description, coalesce(n.date, ''),
+		n.kind, coalesce(n.type, '')
 		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -613,7 +650,7 @@ func (s *searcher) loadChunks(ctx context.Context, ids []int64) ([]candidateChun
 	var out []candidateChunk
 	for rows.Next() {
 		var c candidateChunk
-		if err := rows.Scan(&c.id, &c.noteID, &c.start, &c.end, &c.path, &c.name, &c.desc, &c.date); err != nil {
+		if err := rows.Scan(&c.id, &c.noteID, &c.start, &c.end, &c.path, &c.name, &c.desc, &c.date, &c.kind, &c.typ); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		if s.archived(c.path) {
@@ -688,13 +725,13 @@ func (s *searcher) headerResult(sc *scoring, nt *noteText, c candidateChunk) (Re
 		rung = rungPrefix
 	}
 	return Result{Path: c.path, StartLine: c.start, EndLine: c.end, Score: score, Name: c.name, Description: c.desc,
-		Date: c.date, chunkID: c.id, noteID: c.noteID, rung: rung}, true
+		Date: c.date, Kind: c.kind, Type: c.typ, chunkID: c.id, noteID: c.noteID, rung: rung}, true
 }
 
 func (s *searcher) result(nt *noteText, c candidateChunk, w window) Result {
 	r := Result{
 		Path: c.path, StartLine: nt.bodyLine + w.from, EndLine: nt.bodyLine + w.to,
-		Score: w.score, Name: c.name, Description: c.desc, Date: c.date,
+		Score: w.score, Name: c.name, Description: c.desc, Date: c.date, Kind: c.kind, Type: c.typ,
 		Text: strings.Join(nt.lines[w.from:w.to+1], "\n"), chunkID: c.id, noteID: c.noteID, rung: w.rung,
 	}
 	for _, h := range nt.crumbs(w.from) {
@@ -1043,7 +1080,7 @@ func (ix *Index) SearchFresh(ctx context.Context, opt SearchOptions) (*SearchRes
 		res, err := ix.Search(ctx, opt)
 		return res, rep, err
 	}
-	rep, err := ix.sync(ctx, false, nil)
+	rep, err := ix.sync(ctx, false, nil, nil)
 	a := <-early
 	if err != nil {
 		return nil, nil, err
@@ -1076,7 +1113,10 @@ func orList(words []string, suffix string) string {
 		default:
 			out += ", "
 		}
-		out += w + suffix
+		out += w
+		if !strings.HasSuffix(w, ".md") { // a folder, not a single note
+			out += suffix
+		}
 	}
 	return out
 }

@@ -446,7 +446,7 @@ func TestLadderAndMessages(t *testing.T) {
 	}
 	empty := openIndex(t, newWorkspace(t, nil), Options{})
 	mustSync(t, empty)
-	if res := searchResp(t, empty, SearchOptions{Query: "anything"}); res.Message != "The index is empty: there are no notes under daily/, digest/, memory/ or archive/." {
+	if res := searchResp(t, empty, SearchOptions{Query: "anything"}); res.Message != "The index is empty: there are no notes under daily/, digest/, memory/, archive/ or MEMORY.md." {
 		t.Errorf("empty index: %q", res.Message)
 	}
 }

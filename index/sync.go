@@ -51,7 +51,57 @@ func (ix *Index) Sync(ctx context.Context) (*SyncReport, error) {
 	if rep, ok := ix.watcherSync(ctx); ok {
 		return rep, nil
 	}
-	return ix.sync(ctx, false, nil)
+	return ix.sync(ctx, false, nil, nil)
+}
+
+// SyncScope is Sync for part of the workspace: the notes under the given
+// folders (and single notes such as MEMORY.md), each within the indexed
+// roots. It costs what those folders hold, not the whole workspace.
+func (ix *Index) SyncScope(ctx context.Context, scope ...string) (*SyncReport, error) {
+	for _, s := range scope {
+		if !ix.inRoots(s) {
+			return nil, fmt.Errorf("sync %s: not under the indexed roots (%s)", s, strings.Join(ix.opt.Roots, ", "))
+		}
+	}
+	if len(scope) == 0 {
+		return &SyncReport{}, nil
+	}
+	// the single notes of one folder share a scan-cache row: take them all
+	for _, s := range scope {
+		for _, r := range ix.opt.Roots {
+			if strings.HasSuffix(s, ".md") && strings.HasSuffix(r, ".md") && path.Dir(r) == path.Dir(s) && !contains(scope, r) {
+				scope = append(scope, r)
+			}
+		}
+	}
+	return ix.sync(ctx, false, nil, scope)
+}
+
+// inRoots reports whether a folder or note is one of the roots or under one.
+func (ix *Index) inRoots(p string) bool {
+	for _, r := range ix.opt.Roots {
+		if p == r || (!strings.HasSuffix(r, ".md") && strings.HasPrefix(p, r+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// inScope reports whether a folder of the scan cache belongs to the scope:
+// under one of its folders, or the folder of one of its single notes.
+func inScope(dir string, scope []string) bool {
+	for _, s := range scope {
+		if strings.HasSuffix(s, ".md") {
+			if path.Dir(s) == dir {
+				return true
+			}
+			continue
+		}
+		if dir == s || strings.HasPrefix(dir, s+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // SyncProgress is Sync with a progress callback.
@@ -59,7 +109,7 @@ func (ix *Index) SyncProgress(ctx context.Context, progress Progress) (*SyncRepo
 	if rep, ok := ix.watcherSync(ctx); ok {
 		return rep, nil
 	}
-	return ix.sync(ctx, false, progress)
+	return ix.sync(ctx, false, progress, nil)
 }
 
 // watcherSync is a sync that a running watcher answered (with
@@ -81,10 +131,11 @@ func (ix *Index) Rebuild(ctx context.Context, progress Progress) (*SyncReport, e
 	if err := ix.refuseReadOnly(); err != nil {
 		return nil, err
 	}
-	return ix.sync(ctx, true, progress)
+	return ix.sync(ctx, true, progress, nil)
 }
 
-func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncReport, error) {
+// sync reconciles the roots, or only the scope when one is given.
+func (ix *Index) sync(ctx context.Context, full bool, progress Progress, scope []string) (*SyncReport, error) {
 	start := time.Now()
 	if progress == nil {
 		progress = ix.opt.Progress
@@ -100,9 +151,20 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		go func() {
 			defer wg.Done()
 			cached, cacheErr = ix.loadScanCache(ctx)
+			if scope != nil {
+				for dir := range cached {
+					if !inScope(dir, scope) {
+						delete(cached, dir)
+					}
+				}
+			}
 		}()
 	}
-	disk, err := scanTree(ctx, ix.ws.Root, ix.opt.Roots, ix.opt.Workers)
+	roots := ix.opt.Roots
+	if scope != nil {
+		roots = scope
+	}
+	disk, err := scanTree(ctx, ix.ws.Root, roots, ix.opt.Workers)
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("scan workspace: %w", err)
@@ -121,7 +183,7 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	if full {
 		for dir, l := range disk {
 			for _, f := range l.files() {
-				changes = append(changes, change{path: dir + "/" + f.name, kind: "added", stat: f})
+				changes = append(changes, change{path: notePath(dir, f.name), kind: "added", stat: f})
 			}
 		}
 		sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
@@ -129,10 +191,11 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		if changes, err = diffListings(disk, cached); err != nil {
 			return nil, err
 		}
-		if len(cached) == 0 && len(changes) > 0 {
+		if len(cached) == 0 && len(changes) > 0 && scope == nil {
 			// An empty index (a first search, a new schema): indexing
 			// every note is a rebuild, which counts the words in memory
-			// instead of asking FTS5 about each new one.
+			// instead of asking FTS5 about each new one. (Not for a scope:
+			// a rebuild would drop the rest of the index.)
 			full = true
 		}
 	}

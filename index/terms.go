@@ -708,7 +708,7 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 	lists := make([][]int64, block)
 	termsPut := t.w.stmts["termsPut"]
 	var buf []byte
-	for lo := t.first; t.first > 0 && lo <= t.last; lo += block {
+	for lo := t.first; t.first > 0 && lo <= t.last; {
 		for i := range lists {
 			lists[i] = lists[i][:0]
 		}
@@ -732,6 +732,19 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 			}
 			t.rebuiltLists++
 		}
+		// The next block starts at the next chunk a word is in: chunk ids
+		// come in ranges (memory notes' are numbered apart), and the gap
+		// between them holds nothing to invert.
+		next := int64(-1)
+		for i := range curs {
+			if c := curs[i].cur; c >= 0 && (next < 0 || c < next) {
+				next = c
+			}
+		}
+		if next < 0 {
+			break
+		}
+		lo = max(lo+block, next)
 	}
 	return nil
 }

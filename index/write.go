@@ -15,17 +15,20 @@ type writer struct {
 	stmts   map[string]*sql.Stmt
 	terms   *termTracker
 	indexes []string // dropped for a rebuild, to create again at its end
+	// nextChunk is the next free chunk id of each id range (notes, memory
+	// notes), read when first needed
+	nextChunk [2]int64
 }
 
 var writerSQL = map[string]string{
 	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
-		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped, kind, type)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"link": `INSERT INTO links(note_id, target, anchor, alias, embed, line, written, markdown, field, name, status, candidates)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"noteName":     `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
 	"tag":          `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
-	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
+	"chunk":        `INSERT INTO chunks(id, note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?, ?)`,
 	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
 	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
 	"touch":        `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
@@ -196,7 +199,8 @@ func nullable(s string) any {
 
 func (w *writer) insert(ctx context.Context, r *record) error {
 	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
-		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
+		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason),
+		r.kind, nullable(r.typ))
 	if err != nil {
 		return err
 	}
@@ -220,12 +224,11 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	}
 	for i := range r.chunks {
 		c := &r.chunks[i]
-		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.tokens, c.textHash)
+		cid, err := w.chunkID(ctx, isMemoryKind(r.kind))
 		if err != nil {
 			return err
 		}
-		cid, err := res.LastInsertId()
-		if err != nil {
+		if _, err := w.stmts["chunk"].ExecContext(ctx, cid, id, c.StartLine, c.EndLine, c.tokens, c.textHash); err != nil {
 			return err
 		}
 		if _, err := w.stmts["fts"].ExecContext(ctx, cid, c.name, c.desc, c.body); err != nil {
@@ -236,6 +239,27 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		}
 	}
 	return nil
+}
+
+// chunkID hands out the next chunk id of a note's range: memory notes'
+// chunks (entries, the profile, MEMORY.md) have ids from memoryChunkBase
+// on, so that a search of long-term memory reads only their part of the
+// full-text lists, however many cards there are.
+func (w *writer) chunkID(ctx context.Context, memory bool) (int64, error) {
+	r, lo, hi := 0, int64(1), int64(memoryChunkBase)
+	if memory {
+		r, lo, hi = 1, memoryChunkBase, 1<<62
+	}
+	if w.nextChunk[r] == 0 {
+		var top int64
+		if err := w.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), ?) FROM chunks WHERE id >= ? AND id < ?`, lo-1, lo, hi).Scan(&top); err != nil {
+			return 0, fmt.Errorf("next chunk id: %w", err)
+		}
+		w.nextChunk[r] = top + 1
+	}
+	id := w.nextChunk[r]
+	w.nextChunk[r]++
+	return id, nil
 }
 
 // deleteNote removes a note by path; it reports whether it was indexed.

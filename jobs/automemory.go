@@ -66,6 +66,8 @@ type AutoMemoryResult struct {
 	// new messages", or the model's (or the extractive distiller's) reason.
 	Skipped  string   `json:"skipped,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// LongTerm is the long-term pass, when it ran (memory.extract).
+	LongTerm *LongTermResult `json:"long_term,omitempty"`
 }
 
 func inputErr(format string, a ...any) error {
@@ -168,7 +170,11 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 		}
 		job.state = state
 		job.pending, job.day = pendingDialog(env, saved.Messages, msgs, state, date)
-		return runCard(ctx, env, job, res)
+		if err := runCard(ctx, env, job, res); err != nil {
+			return err
+		}
+		runLongTerm(ctx, env, job, res)
+		return nil
 	})
 }
 
@@ -277,6 +283,17 @@ type cardJob struct {
 	state      *sessionState
 }
 
+// command is the command a job's journal runs are named after.
+func (j cardJob) command() string {
+	switch j.kind {
+	case "claude_code":
+		return "auto_memory_cc"
+	case "codex":
+		return "auto_memory_codex"
+	}
+	return "auto_memory"
+}
+
 // findCard looks up the session's card of the day: by session_id, then by
 // source_conversation.
 func findCard(env *Env, sid, date, sourceLink string) (string, error) {
@@ -299,10 +316,7 @@ func findCard(env *Env, sid, date, sourceLink string) (string, error) {
 
 func runCard(ctx context.Context, env *Env, job cardJob, res *AutoMemoryResult) (err error) {
 	log := env.logger()
-	command := "auto_memory"
-	if job.kind == "claude_code" {
-		command = "auto_memory_cc"
-	}
+	command := job.command()
 	promptLang := job.language
 	if promptLang == "" {
 		promptLang = env.Language
@@ -664,6 +678,10 @@ func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req Au
 			res.Answer = "Skipped: the session has no messages on " + res.Date
 			return nil
 		}
-		return runCard(ctx, env, job, res)
+		if err := runCard(ctx, env, job, res); err != nil {
+			return err
+		}
+		runLongTerm(ctx, env, job, res)
+		return nil
 	})
 }

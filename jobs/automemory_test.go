@@ -444,6 +444,20 @@ func TestPromptsRenderInBothLanguages(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkGolden(t, filepath.Join("testdata", "prompts", "auto_tag."+lang+".user.txt"), out)
+		for _, part := range []string{"system", "user"} {
+			data := map[string]any{"Today": "2026-06-20", "Source": "[[daily/2026-06-20/x.md]]", "Index": "## User\n\n- [[memory/entries/a.md|a]] — A.",
+				"Profile": "Go backend.", "ProfilePath": "memory/profile.md", "History": "[u @ t]\nremember that I like tabs"}
+			out, err := renderPrompt("long_term", lang, part, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "prompts", "long_term."+lang+"."+part+".txt"), out)
+			out, err = renderPrompt("context_pick", lang, part, map[string]any{"Query": "how to format answers", "Entries": "1. answer-format (feedback): Bullets.", "N": 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "prompts", "context_pick."+lang+"."+part+".txt"), out)
+		}
 	}
 }
 
@@ -451,7 +465,8 @@ func TestPromptsRenderInBothLanguages(t *testing.T) {
 // sets in step: every tool one names, the other names too.
 func TestPromptLanguagesNameTheSameTools(t *testing.T) {
 	toolRe := regexp.MustCompile(`\b(read|edit|write|daily_write|frontmatter_update|skip|list_tags)\(`)
-	for _, f := range []string{"auto_memory", "auto_resource", "auto_tag", "describe_images", "image_caption"} {
+	memoryToolRe := regexp.MustCompile(`\b(memory_search|memory_get|memory_write|memory_delete)\b`)
+	for _, f := range []string{"auto_memory", "auto_resource", "auto_tag", "describe_images", "image_caption", "long_term", "context_pick"} {
 		names := map[string]map[string]bool{}
 		for _, lang := range []string{"en", "zh"} {
 			b, err := promptFiles.ReadFile("prompts/" + f + "." + lang + ".tmpl")
@@ -459,8 +474,10 @@ func TestPromptLanguagesNameTheSameTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			names[lang] = map[string]bool{}
-			for _, m := range toolRe.FindAllStringSubmatch(string(b), -1) {
-				names[lang][m[1]] = true
+			for _, re := range []*regexp.Regexp{toolRe, memoryToolRe} {
+				for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+					names[lang][m[1]] = true
+				}
 			}
 		}
 		if !cmp.Equal(names["en"], names["zh"]) {

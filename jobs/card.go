@@ -77,6 +77,9 @@ type CardSpec struct {
 	// OnlyKeys, when set, are the only frontmatter keys the model may
 	// change (auto_tag's memory_tags).
 	OnlyKeys []string
+	// FixedPath keeps an existing card where it is whatever its name says
+	// (the profile, whose name is the person's).
+	FixedPath bool
 }
 
 // KeyValue is a frontmatter key with its value.
@@ -203,7 +206,7 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 	}
 	// name and description first (they lead a new card's header), then the rest
 	clean := ""
-	if strings.TrimSpace(name) != "" || !existed {
+	if strings.TrimSpace(name) != "" || (!existed && !c.spec.FixedPath) {
 		var note string
 		if clean, note = c.modelName(name); note != "" {
 			notes = append(notes, note)
@@ -234,7 +237,7 @@ func (c *Card) Write(ctx context.Context, name, description, body string, meta m
 		if err != nil {
 			return "", err
 		}
-		if want := c.spec.Dir + "/" + clean + ".md"; p != want {
+		if want := c.spec.Dir + "/" + clean + ".md"; p != want && !c.spec.FixedPath {
 			notes = append(notes, fmt.Sprintf("%s was taken by another note; the card is %s", want, p))
 		}
 		return withNotes("Wrote "+p, notes), nil
@@ -291,9 +294,11 @@ func (c *Card) put(n *store.Note) error {
 // why explains a change to the card in the journal.
 func (c *Card) why(what string) store.Why {
 	kind := c.spec.Kind
-	if kind == "" {
+	switch kind {
+	case "":
 		kind = "card"
-	} else {
+	case "entry", "profile":
+	default:
 		kind += " card"
 	}
 	return store.Why{Reason: kind + " " + what}
@@ -325,6 +330,19 @@ func sameValue(a, b any) bool {
 func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, error) {
 	if err := c.applySystem(n.FM); err != nil {
 		return "", err
+	}
+	if c.spec.FixedPath && c.path != "" {
+		// a card with a fixed place is created there or not at all
+		n.Path = c.path
+		b, err := n.Bytes()
+		if err != nil {
+			return "", err
+		}
+		if err := c.env.WS.CreateFile(c.path, b); err != nil {
+			return "", err
+		}
+		c.wrote = true
+		return c.path, nil
 	}
 	p, err := c.claim(ctx, name, "", func(p string) error {
 		if err := n.FM.Set("name", stemOf(p)); err != nil {
@@ -610,7 +628,7 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 	res := &CardResult{}
 	stem := stemOf(c.path)
 	want := stem
-	if name := n.Name(); strings.TrimSpace(name) != "" {
+	if name := n.Name(); strings.TrimSpace(name) != "" && !c.spec.FixedPath {
 		want = c.cleanName(name)
 	}
 	if want != stem {
@@ -632,7 +650,7 @@ func (c *Card) Finish(ctx context.Context) (*CardResult, error) {
 			c.path, res.Renamed = p, old
 		}
 	}
-	if n.Name() != stemOf(c.path) {
+	if n.Name() != stemOf(c.path) && !c.spec.FixedPath {
 		if err := c.Update(func(n *store.Note) error { return n.FM.Set("name", stemOf(c.path)) }); err != nil {
 			return nil, err
 		}
@@ -656,6 +674,36 @@ func systemInPlace(fm *store.Frontmatter, system []KeyValue) bool {
 	return true
 }
 
+// Archive moves the card under archive/ as maintain archives notes (the
+// same path, -2, -3 … when taken; marked with by, the day, where it was
+// and why), through the journal, retargeting the links to it, and brings
+// the indexes up to date; reme undo restores it.
+func (c *Card) Archive(ctx context.Context, by, reason string) (string, error) {
+	old := c.path
+	var dst string
+	run, err := c.env.journalRun()
+	if err != nil {
+		return "", err
+	}
+	err = c.env.Index.Locked(ctx, func() error {
+		// the links to the card must be known: no note may be stale
+		if err := c.env.Index.Sync(ctx); err != nil {
+			return err
+		}
+		dst = archivePath(c.env.WS, old, nil)
+		return c.env.Index.Archive(ctx, run, old, dst, archiveMark(by, c.env.Today(), old, "", reason), c.why("archived: "+reason))
+	})
+	if err != nil {
+		return "", fmt.Errorf("archive %s: %w", old, err)
+	}
+	// the listings of where it was
+	if _, err := c.index(ctx); err != nil {
+		return "", err
+	}
+	c.path = dst
+	return dst, nil
+}
+
 // Remove deletes the card and brings the indexes up to date.
 func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
 	run, err := c.env.journalRun()
@@ -668,8 +716,8 @@ func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
 	return c.index(ctx)
 }
 
-// index updates the day index page of the card's date (if any) and the
-// search index for the card and that page, under the writer lock, so that
+// index updates the day index page of the card's date (if any), MEMORY.md
+// for an entry, and the search index for the card and those pages, under the writer lock, so that
 // two jobs refreshing one day never lose each other's card.
 func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 	date := c.spec.Date
@@ -689,6 +737,17 @@ func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 				return err
 			}
 			touched = append(touched, idx.Path)
+		}
+		if store.IsEntryPath(c.path) {
+			// an entry's listing page is MEMORY.md
+			run, err := c.env.journalRun()
+			if err != nil {
+				return err
+			}
+			if _, err := run.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
+				return err
+			}
+			touched = append(touched, store.MemoryIndexPath)
 		}
 		return c.env.Index.UpdatePaths(ctx, touched...)
 	})

@@ -54,6 +54,19 @@ type Indexer interface {
 	NotesWith(ctx context.Context, key, value string) ([]string, error)
 	// Sources maps every value of a lookup key to a note holding it.
 	Sources(ctx context.Context, key string) (map[string]string, error)
+	// SyncScope reconciles the index with the files under the given roots
+	// only (folders, or a file such as MEMORY.md): cheap when the rest of
+	// the workspace is large.
+	SyncScope(ctx context.Context, roots ...string) error
+	// SearchNotes ranks the notes of the given types that match a keyword
+	// query, best first.
+	SearchNotes(ctx context.Context, q NoteQuery) ([]NoteHit, error)
+	// ListNotes lists the indexed notes of the given types, by path.
+	ListNotes(ctx context.Context, types ...string) ([]NoteInfo, error)
+	// Archive moves src to dst inside run, rewriting every inbound link,
+	// after edit (when set) changed the bytes written at dst. The caller
+	// holds the lock and synced the index: it does not scan.
+	Archive(ctx context.Context, run *store.Run, src, dst string, edit func([]byte) ([]byte, error), why store.Why) error
 }
 
 // TagCount is a tag in use.
@@ -79,6 +92,12 @@ type Env struct {
 	Journal *store.Journal
 	// Trigger says what started the command: cli, hook, cron, watch, mcp.
 	Trigger string
+	// Memory configures the long-term layers (entries, profile, MEMORY.md)
+	// and the long-term pass after auto_memory.
+	Memory MemoryOptions
+	// Fault, when set, is called at named steps of a job; returning an
+	// error stops it there as a crash would. Tests only (REME_CRASH_AT).
+	Fault func(step string) error
 
 	mu     sync.Mutex
 	down   error      // why the model is down for the rest of this run
@@ -105,6 +124,13 @@ func (e *Env) loc() *time.Location {
 		return time.Local
 	}
 	return e.Location
+}
+
+func (e *Env) fault(step string) error {
+	if e.Fault == nil {
+		return nil
+	}
+	return e.Fault(step)
 }
 
 // Today is the current date in the workspace time zone.

@@ -54,6 +54,23 @@ func (e *Env) endRun(err error) error {
 	return r.End(err)
 }
 
+// withRun runs fn with its writes journaled: in the open run, or else in
+// a run of its own (command, prompt) that ends with fn.
+func (e *Env) withRun(command, prompt string, fn func() error) (err error) {
+	if e.Run() != nil {
+		return fn()
+	}
+	if err := e.beginRun(command, prompt); err != nil {
+		return err
+	}
+	defer func() {
+		if eerr := e.endRun(err); err == nil {
+			err = eerr
+		}
+	}()
+	return fn()
+}
+
 // UseRun makes the job write through the caller's run; the caller ends it.
 func (e *Env) UseRun(r *store.Run) {
 	e.mu.Lock()

@@ -122,16 +122,19 @@ type StepCount struct {
 
 // Housekeeping reports the index and workspace upkeep.
 type Housekeeping struct {
-	Added         int                `json:"index_added"`
-	Modified      int                `json:"index_modified"`
-	Deleted       int                `json:"index_deleted"`
-	IntegrityOK   bool               `json:"integrity_ok"`
-	Integrity     []string           `json:"integrity_problems,omitempty"`
-	Rebuilt       bool               `json:"rebuilt"`
-	Optimized     bool               `json:"optimized"`
-	StaleLocks    []string           `json:"stale_locks"`
-	TempFiles     []string           `json:"temp_files"`
-	DayPages      []string           `json:"day_pages_refreshed"`
+	Added       int      `json:"index_added"`
+	Modified    int      `json:"index_modified"`
+	Deleted     int      `json:"index_deleted"`
+	IntegrityOK bool     `json:"integrity_ok"`
+	Integrity   []string `json:"integrity_problems,omitempty"`
+	Rebuilt     bool     `json:"rebuilt"`
+	Optimized   bool     `json:"optimized"`
+	StaleLocks  []string `json:"stale_locks"`
+	TempFiles   []string `json:"temp_files"`
+	DayPages    []string `json:"day_pages_refreshed"`
+	// MemoryIndex is MEMORY.md when its entry list was (or, dry, would
+	// be) rewritten: entries archived, or edited by hand.
+	MemoryIndex   string             `json:"memory_index_refreshed,omitempty"`
 	OrphanImages  []string           `json:"orphaned_session_images"`
 	JournalPruned *store.PruneResult `json:"journal_pruned,omitempty"`
 	ReviewDue     []string           `json:"review_due"`
@@ -733,10 +736,16 @@ func archivePath(ws *store.Workspace, rel string, earlier []MaintainAction) stri
 	return p
 }
 
-// archiveEdit marks an archived note: when, from where, why, and a link
-// to the note that supersedes it. Frontmatter that does not parse is left
-// alone; the note is the truth.
+// archiveEdit marks a note maintain archives: when, from where, why, and a
+// link to the note that supersedes it.
 func archiveEdit(today, from, keep, reason string) func([]byte) ([]byte, error) {
+	return archiveMark("reme maintain", today, from, keep, reason)
+}
+
+// archiveMark marks an archived note: by what, when, from where, why, and
+// a link to the note that supersedes it. Frontmatter that does not parse
+// is left alone; the note is the truth.
+func archiveMark(by, today, from, keep, reason string) func([]byte) ([]byte, error) {
 	return func(raw []byte) ([]byte, error) {
 		n := store.ParseNote(from, raw)
 		if n.FMErr == nil {
@@ -750,9 +759,9 @@ func archiveEdit(today, from, keep, reason string) func([]byte) ([]byte, error) 
 				n.Body = "\n" + n.Body
 			}
 		}
-		note := fmt.Sprintf("> Archived by reme maintain on %s: %s.", today, reason)
+		note := fmt.Sprintf("> Archived by %s on %s: %s.", by, today, reason)
 		if keep != "" {
-			note = fmt.Sprintf("> Archived by reme maintain on %s: superseded by [[%s]] (%s).", today, keep, reason)
+			note = fmt.Sprintf("> Archived by %s on %s: superseded by [[%s]] (%s).", by, today, keep, reason)
 		}
 		body := strings.TrimRight(n.Body, "\n")
 		if strings.TrimSpace(body) != "" {
@@ -879,6 +888,11 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 				hk.DayPages = append(hk.DayPages, r.Path)
 			}
 		}
+		if r, err := env.WS.PreviewMemoryIndex(env.Memory.IndexBounds); err != nil {
+			fail("MEMORY.md", err)
+		} else if r.Changed {
+			hk.MemoryIndex = r.Path
+		}
 	} else {
 		err := ix.Locked(ctx, func() error {
 			dates, err := dayPageDates(env.WS)
@@ -905,6 +919,17 @@ func housekeep(ctx context.Context, env *Env, ix MaintainIndex, run *store.Run, 
 			fail("day pages", err)
 		}
 		timed("day pages")
+		err = ix.Locked(ctx, func() error {
+			r, err := run.RefreshMemoryIndex(env.Memory.IndexBounds)
+			if err != nil || !r.Changed {
+				return err
+			}
+			hk.MemoryIndex = r.Path
+			return ix.UpdatePaths(ctx, r.Path)
+		})
+		if err != nil {
+			fail("MEMORY.md", err)
+		}
 		if err := ix.Optimize(ctx); err != nil {
 			fail("optimize index", err)
 		} else {

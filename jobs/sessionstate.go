@@ -21,12 +21,15 @@ import (
 type sessionState struct {
 	Distilled map[string]bool
 	Cards     map[string]string // day → card last written for it
+	// Extracted are the messages the long-term pass went through.
+	Extracted map[string]bool
 }
 
 type sessionStateFile struct {
 	Version   int               `json:"version"`
 	Distilled []string          `json:"distilled"`
 	Cards     map[string]string `json:"cards,omitempty"`
+	Extracted []string          `json:"extracted,omitempty"`
 }
 
 // messageKey identifies a message and its content, so that a message sent
@@ -45,7 +48,7 @@ func sessionStatePath(env *Env, kind, sid string) string {
 // with nothing distilled, and so is a damaged one (after a warning): the
 // worst that costs is distilling messages again.
 func readSessionState(env *Env, kind, sid string) (*sessionState, error) {
-	st := &sessionState{Distilled: map[string]bool{}, Cards: map[string]string{}}
+	st := &sessionState{Distilled: map[string]bool{}, Cards: map[string]string{}, Extracted: map[string]bool{}}
 	b, err := os.ReadFile(sessionStatePath(env, kind, sid))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
@@ -60,6 +63,9 @@ func readSessionState(env *Env, kind, sid string) (*sessionState, error) {
 	}
 	for _, k := range f.Distilled {
 		st.Distilled[k] = true
+	}
+	for _, k := range f.Extracted {
+		st.Extracted[k] = true
 	}
 	for day, card := range f.Cards {
 		// a path read back from state passes the same rules as user input
@@ -80,12 +86,23 @@ func (st *sessionState) distilled(keys []string, day, card string) {
 	}
 }
 
+// extracted records keys as gone through the long-term pass.
+func (st *sessionState) extracted(keys []string) {
+	for _, k := range keys {
+		st.Extracted[k] = true
+	}
+}
+
 func writeSessionState(env *Env, kind, sid string, st *sessionState) error {
 	f := sessionStateFile{Version: 1, Distilled: make([]string, 0, len(st.Distilled)), Cards: st.Cards}
 	for k := range st.Distilled {
 		f.Distilled = append(f.Distilled, k)
 	}
 	sort.Strings(f.Distilled)
+	for k := range st.Extracted {
+		f.Extracted = append(f.Extracted, k)
+	}
+	sort.Strings(f.Extracted)
 	b, err := json.Marshal(f)
 	if err != nil {
 		return err

@@ -137,11 +137,12 @@ func (w *watcher) vouch(cookies []string, err error) {
 // any resource is handled (which may wait on a model).
 func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 	var notes []string
-	folder := false
+	folder, entries := false, false
 	for _, p := range paths {
 		if top, _, _ := strings.Cut(p, "/"); top == store.ResourceDir || top == store.SessionDir {
 			continue // the index keeps to its own folders (daily/, digest/, memory/, archive/)
 		}
+		entries = entries || p == store.MemoryDir || p == store.EntriesDir || strings.HasPrefix(p, store.EntriesDir+"/")
 		if strings.HasSuffix(p, ".md") {
 			notes = append(notes, p)
 		} else if _, err := os.Lstat(w.env.WS.Abs(p)); errors.Is(err, fs.ErrNotExist) {
@@ -159,6 +160,24 @@ func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 		if err := w.env.Index.UpdatePaths(ctx, notes...); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
+	}
+	if entries {
+		// entries edited by hand: MEMORY.md follows (its own change comes
+		// back as an event that changes nothing)
+		return w.env.withRun("watch", "", func() error {
+			return w.env.Index.Locked(ctx, func() error {
+				run, err := w.env.journalRun()
+				if err != nil {
+					return err
+				}
+				res, err := run.RefreshMemoryIndex(w.env.Memory.IndexBounds)
+				if err != nil || !res.Changed {
+					return err
+				}
+				w.opt.Report("rewrote %s: %d of %d entries listed", res.Path, res.Listed, res.Entries)
+				return w.env.Index.UpdatePaths(ctx, store.MemoryIndexPath)
+			})
+		})
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/jobs/llm/llmtest"
+	"github.com/reme-dev/reme/store"
 )
 
 func newWatcher(env *Env, report *[]string) *watcher {
@@ -68,5 +70,35 @@ func TestWatchWithoutModelKeepsOnce(t *testing.T) {
 	}
 	if len(report) != 2 {
 		t.Errorf("report %q", report)
+	}
+}
+
+// TestWatchKeepsMemoryIndexCurrent: an entry added or removed by hand shows
+// up in MEMORY.md at the next batch; a batch without entry changes leaves
+// MEMORY.md alone.
+func TestWatchKeepsMemoryIndexCurrent(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	var report []string
+	w := newWatcher(env, &report)
+	writeWS(t, env, "memory/entries/tabs.md", "---\ntype: feedback\nname: tabs\ndescription: Tabs, not spaces.\n---\n\nTabs.\nWhy: habit.\nHow to apply: always.\n")
+	if err := w.handleNotes(context.Background(), []string{"memory/entries/tabs.md"}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(env.WS.Abs(store.MemoryIndexPath))
+	if !strings.Contains(string(page), "[[memory/entries/tabs.md|tabs]] — Tabs, not spaces.") || len(report) != 1 {
+		t.Fatalf("MEMORY.md:\n%s\nreport %q", page, report)
+	}
+	if err := w.handleNotes(context.Background(), []string{store.MemoryIndexPath, "daily/2026-06-22/x.md"}); err != nil || len(report) != 1 {
+		t.Fatalf("a batch without entries: %v %q", err, report)
+	}
+	if err := os.Remove(env.WS.Abs("memory/entries/tabs.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.handleNotes(context.Background(), []string{"memory/entries"}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ = os.ReadFile(env.WS.Abs(store.MemoryIndexPath))
+	if strings.Contains(string(page), "tabs") {
+		t.Errorf("removed entry still listed:\n%s", page)
 	}
 }

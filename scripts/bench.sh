@@ -163,3 +163,33 @@ for _ in 1 2 3 4 5; do "$reme" -w "$mws" maintain > /dev/null; done # until noth
 # the change journal: bytes and time per 1,000 changes of 2 KB notes
 go test -run '^$' -bench 'Journal1000Changes$' -benchtime 1x ./store/ |
   awk '/^Benchmark/ {printf "journal: 1000 changes of 2 KB notes  %s KB of lines, %s KB of preimages, %s µs per change\n", $5, $7, $9}'
+
+# reme context without a model: 1,000 long-term entries and N cards, on a
+# workspace of its own; "today" is the last day of the corpus so that the
+# day's and yesterday's cards are excerpted.
+cws="$dir/cws"
+go run ./scripts/gencorpus -n "$N" -entries 1000 -out "$cws" 2>/dev/null
+printf -- '---\nname: Dana\nrole: backend engineer\n---\n\nTen years of Go; new to frontend. Prefers bullet answers.\n' > "$cws/memory/profile.md"
+unset COHERE_API_KEY REME_LLM_BASE_URL
+export REME_NOW=2025-12-31T12:00:00Z REME_TIMEZONE=UTC
+"$reme" -w "$cws" reindex > /dev/null 2>&1
+"$reme" -w "$cws" memory_reindex > /dev/null
+for q in "how should I format deploy answers" "登录流程" "what is on the billing runbook"; do
+  "$run" -name "context ($N cards, 1000 entries): $q" -n "$RUNS" -- "$reme" -w "$cws" context "$q"
+done
+# a new session each run: its entries are shown and its state written
+"$run" -name "context, Claude Code hook (new session)" -n "$RUNS" -- sh -c \
+  "echo '{\"session_id\":\"bench-{n}\",\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"deploy canary rollback\"}' | '$reme' -w '$cws' context --format claude-code"
+
+# budget adherence: every output within its budget, and how full it is
+over=0 total=0 fills=()
+for b in 256 512 1024 2048 4096 8192 16384; do
+  for q in "deploy answers" "登录流程" "billing runbook page" "nothing matches zzz"; do
+    bytes=$("$reme" -w "$cws" context --budget "$b" "$q" | wc -c)
+    total=$((total + 1))
+    [ "$bytes" -gt "$b" ] && over=$((over + 1))
+    fills+=($((bytes * 100 / b)))
+  done
+done
+sorted=($(printf '%s\n' "${fills[@]}" | sort -n))
+echo "context budget adherence             $over of $total outputs over budget (7 budgets 256 B-16 KB x 4 queries); fill median ${sorted[$((total / 2))]} %, min ${sorted[0]} %"

@@ -187,10 +187,15 @@ func (w *Workspace) Exists(rel string) bool {
 }
 
 // IsNotePath reports whether a workspace path is a markdown note in one of
-// the indexed folders.
+// the indexed folders, or one of the single notes indexed (MEMORY.md).
 func IsNotePath(rel string, roots []string) bool {
 	if !strings.HasSuffix(rel, ".md") {
 		return false
+	}
+	for _, r := range roots {
+		if rel == r && strings.HasSuffix(r, ".md") {
+			return true
+		}
 	}
 	for _, part := range strings.Split(rel, "/") {
 		if strings.HasPrefix(part, ".") {

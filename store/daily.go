@@ -111,22 +111,12 @@ func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []b
 	for _, n := range notes {
 		res.Notes = append(res.Notes, n.Fields())
 	}
-	raw, err := os.ReadFile(w.Abs(rel))
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	page, raw, exists, err := w.openPage(rel, len(notes) > 0, "")
+	if err != nil {
+		return nil, err
 	}
-	if !exists && len(notes) == 0 {
+	if page == nil {
 		return res, nil
-	}
-	var page *Note
-	if exists {
-		page = ParseNote(rel, raw)
-	} else {
-		page = NewNote(rel, nil, "")
-	}
-	if page.FMErr != nil {
-		return nil, fmt.Errorf("%s: %w", rel, page.FMErr)
 	}
 	fm := page.FM
 	if fm.String("name") == "" {
@@ -159,17 +149,47 @@ func (w *Workspace) refreshDayIndex(date string, write func(rel string, data []b
 	return res, nil
 }
 
-// replaceAutoBlock swaps the marked block in body, or appends it.
+// openPage reads a page reme maintains between markers (a day index,
+// MEMORY.md), or starts one with body when it does not exist and want is
+// set; page is nil when it neither exists nor is wanted. A page whose
+// frontmatter does not parse is not rewritten.
+func (w *Workspace) openPage(rel string, want bool, body string) (page *Note, raw []byte, exists bool, err error) {
+	raw, err = os.ReadFile(w.Abs(rel))
+	exists = err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, fmt.Errorf("read %s: %w", rel, err)
+	}
+	switch {
+	case exists:
+		page = ParseNote(rel, raw)
+	case want:
+		page = NewNote(rel, nil, body)
+	default:
+		return nil, nil, false, nil
+	}
+	if page.FMErr != nil {
+		return nil, nil, false, fmt.Errorf("%s: %w", rel, page.FMErr)
+	}
+	return page, raw, exists, nil
+}
+
+// replaceAutoBlock swaps the day index block in body, or appends it.
 func replaceAutoBlock(body, block string) string {
-	start := strings.Index(body, DayIndexStart)
+	return replaceBlock(body, block, DayIndexStart, DayIndexEnd)
+}
+
+// replaceBlock swaps the block between the start and end markers in body,
+// or appends it.
+func replaceBlock(body, block, startMarker, endMarker string) string {
+	start := strings.Index(body, startMarker)
 	if start >= 0 {
-		if end := strings.Index(body[start:], DayIndexEnd); end >= 0 {
+		if end := strings.Index(body[start:], endMarker); end >= 0 {
 			end += start
 			// The start marker nearest the end marker opens the block: an
 			// earlier stray start marker (say, one whose end marker a user
 			// deleted, after which the block was appended) is user text.
-			start = strings.LastIndex(body[:end], DayIndexStart)
-			return body[:start] + block + body[end+len(DayIndexEnd):]
+			start = strings.LastIndex(body[:end], startMarker)
+			return body[:start] + block + body[end+len(endMarker):]
 		}
 	}
 	trimmed := strings.TrimRight(body, "\n")

@@ -1346,6 +1346,17 @@ func (r *Run) RefreshDayIndex(date string) (*DayIndexResult, error) {
 	})
 }
 
+// RefreshMemoryIndex rewrites the entry list of MEMORY.md through the run.
+func (r *Run) RefreshMemoryIndex(bounds MemoryIndexBounds) (*MemoryIndexResult, error) {
+	entries, err := r.j.ws.ListEntries()
+	if err != nil {
+		return nil, err
+	}
+	return r.j.ws.WriteMemoryIndex(entries, bounds, func(rel string, data []byte) error {
+		return r.WriteFile(rel, data, Why{Reason: "index of the long-term entries"})
+	})
+}
+
 // Workspace is the run's workspace.
 func (r *Run) Workspace() *Workspace { return r.j.ws }
 

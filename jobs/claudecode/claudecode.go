@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/reme-dev/reme/store"
@@ -37,12 +38,18 @@ const (
 	copyDir = store.SessionDir + "/claude_code"
 )
 
-// HookInput is what the Stop hook sends on stdin.
+// HookInput is what a hook sends on stdin (Stop, UserPromptSubmit,
+// SessionStart).
 type HookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	HookEventName  string `json:"hook_event_name"`
 	Cwd            string `json:"cwd"`
+	// Prompt is the user's message (UserPromptSubmit).
+	Prompt string `json:"prompt"`
+	// Source says why a session starts: startup, resume, clear, compact
+	// (SessionStart).
+	Source string `json:"source"`
 }
 
 // ParseHookInput reads the hook's JSON (at most 1 MiB; unknown fields
@@ -687,3 +694,70 @@ func excerptOf(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// recentToolsBytes is how much of a transcript's end RecentTools reads.
+const recentToolsBytes = 256 << 10
+
+// RecentTools lists the tools the last n tool calls of a transcript used
+// (distinct, sorted), from its last 256 KiB: what the session did
+// recently, not all it ever did.
+func RecentTools(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: transcript %s is not a regular file", store.ErrInput, path)
+	}
+	off := fi.Size() - recentToolsBytes
+	if off < 0 {
+		off = 0
+	}
+	data := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(data, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	if off > 0 {
+		// the first line is cut
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	var used []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		e, ok := parseLine(line, false)
+		if !ok || e.Type != "assistant" || len(e.Content) == 0 || e.Content[0] != '[' {
+			continue
+		}
+		var blocks []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(e.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if b.Type == "tool_use" && b.Name != "" {
+				used = append(used, b.Name)
+			}
+		}
+	}
+	if len(used) > n {
+		used = used[len(used)-n:]
+	}
+	set := map[string]bool{}
+	var out []string
+	for _, t := range used {
+		if !set[t] {
+			set[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

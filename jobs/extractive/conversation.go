@@ -348,7 +348,16 @@ func extIsClauseEnd(r rune) bool {
 
 // extName picks the card's file-name stem.
 func extName(msgs []store.Message) string {
-	texts := extUserTexts(msgs, true)
+	if n := extNameOf(extUserTexts(msgs, true)); n != "" {
+		return n
+	}
+	return extFallbackName(msgs)
+}
+
+// extNameOf is a file-name stem made of texts: their salient terms, or the
+// lead of the first CJK request, whichever suits the script; "" when
+// neither makes a file name.
+func extNameOf(texts []string) string {
 	tries := []func([]string) string{extTermsName, extCJKName}
 	if extMostlyCJK(texts) {
 		tries[0], tries[1] = tries[1], tries[0]
@@ -358,7 +367,7 @@ func extName(msgs []store.Message) string {
 			return n
 		}
 	}
-	return extFallbackName(msgs)
+	return ""
 }
 
 func extFallbackName(msgs []store.Message) string {

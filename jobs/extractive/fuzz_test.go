@@ -99,3 +99,40 @@ func exConv(msgs []exTurn, ts string) []store.Message {
 	}
 	return out
 }
+
+// FuzzRequests: explicit requests to remember never panic, and every one
+// found makes a valid entry: a known type, a file name, one-line
+// description, a feedback text with its Why and How to apply lines, a due
+// date that is a date.
+func FuzzRequests(f *testing.F) {
+	for _, s := range []string{
+		"Remember that I prefer bullet answers, because long paragraphs are hard to scan.",
+		"记住：我是十年 Go 后端，前端新手", "以后回答用 bullet，不要长段落。", "别忘了：接口规范看团队 wiki /api 章节",
+		"Don't forget: the Q2 launch deadline is 2026-06-30.", "remember", "remember that \x00\xff", "From now on, use tabs since 2026-02-30.",
+		"Please remember: " + strings.Repeat("very long ", 300), "记住 [[x]] # / \\ : *",
+	} {
+		f.Add(s)
+	}
+	types := map[string]bool{"user": true, "feedback": true, "project": true, "reference": true}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, r := range Requests([]store.Message{exMsg("user", text, "2026-06-22T10:00:00+08:00")}, "2026-06-22") {
+			if !types[r.Type] {
+				t.Fatalf("type %q", r.Type)
+			}
+			if err := store.ValidateName(r.Name); err != nil {
+				t.Fatalf("name %q: %v", r.Name, err)
+			}
+			if strings.ContainsAny(r.Description, "\n\r") {
+				t.Fatalf("description %q", r.Description)
+			}
+			if r.Type == "feedback" && (!strings.Contains(r.Content, "\nWhy: ") || !strings.Contains(r.Content, "\nHow to apply: ")) {
+				t.Fatalf("feedback %q", r.Content)
+			}
+			if r.Due != "" {
+				if _, err := store.ParseDate(r.Due); err != nil {
+					t.Fatalf("due %q", r.Due)
+				}
+			}
+		}
+	})
+}
