@@ -53,7 +53,7 @@ func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, er
 		return nil, err
 	}
 	defer closeMsgs()
-	env, err := app.jobEnv(ctx)
+	env, err := app.saveFirstEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +173,21 @@ func memorySummary(r *jobs.AutoMemoryResult) string {
 
 // jobEnv wires the workspace, the index and the model for a job.
 func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
+	env, err := a.saveFirstEnv()
+	if err != nil {
+		return nil, err
+	}
+	env.Connect = nil
+	if err := a.connectJob(ctx, env); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// saveFirstEnv is the Env of a job that saves a conversation before it
+// distils it: the workspace now, the index, the journal and the model only
+// once the conversation is saved (jobs.Env.Connect).
+func (a *App) saveFirstEnv() (*jobs.Env, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, err
@@ -181,15 +196,28 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := a.Index(ctx, true)
+	ws, err := a.Workspace(true)
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
-		Journal: ix.Journal(), Trigger: a.trigger()}
+	return &jobs.Env{WS: ws, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log, Trigger: a.trigger(),
+		Connect: a.connectJob}, nil
+}
+
+// connectJob opens the index (and with it the journal) and the model.
+func (a *App) connectJob(ctx context.Context, env *jobs.Env) error {
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	ix, err := a.Index(ctx, true)
+	if err != nil {
+		return err
+	}
+	env.WS, env.Index, env.Journal = ix.Workspace(), jobIndex{ix}, ix.Journal()
 	model, err := a.ChatModel()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if model != nil {
 		if a.wrapModel != nil {
@@ -197,7 +225,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		}
 		env.Model, env.ModelID, env.VisionModelID = a.observe(model), cfg.LLM.Model, cfg.LLM.VisionModel
 	}
-	return env, nil
+	return nil
 }
 
 // jobIndex adapts the index to what jobs need.
@@ -350,7 +378,7 @@ func (c *autoMemoryCCCmd) run(ctx context.Context, app *App, src sessionSource) 
 	if !c.Wait && !c.Background {
 		return c.queue(ctx, app, req, src)
 	}
-	env, err := app.jobEnv(ctx)
+	env, err := app.saveFirstEnv()
 	if err != nil {
 		return err
 	}

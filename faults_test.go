@@ -308,9 +308,11 @@ func TestFaultDiskFullSessionAppend(t *testing.T) {
 }
 
 // TestFaultDiskFullAutoMemory runs auto_memory on a full disk at several
-// free-space levels: it may fail (with a message, never a panic), and once
-// space is freed the same call and the next command succeed with every
-// message saved.
+// free-space levels: it may fail (with a message that says the disk is
+// full and where, never a panic), but only the save itself may cost the
+// call's messages: whatever fails after it (opening the index, writing the
+// card) fails with the messages saved. Once space is freed the same call
+// and the next command succeed with every message saved.
 func TestFaultDiskFullAutoMemory(t *testing.T) {
 	faultEnv(t)
 	mnt := diskFullFS(t, 8<<20)
@@ -334,11 +336,15 @@ func TestFaultDiskFullAutoMemory(t *testing.T) {
 		case 0:
 		case 1:
 			failures++
-			// SQLite reports a full disk as "database or disk is full",
-			// or as "disk I/O error" when its shared-memory file cannot
-			// grow; files say "no space left on device".
-			if !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "disk is full") && !strings.Contains(r.stderr, "disk I/O error") {
-				t.Errorf("free=%d pages: the error does not say the disk is full:\n%s", freePages, r.stderr)
+			// SQLite says "database or disk is full", or "disk I/O
+			// error" when its shared-memory file cannot grow: reme says
+			// what it is, and where.
+			if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, mnt) {
+				t.Errorf("free=%d pages: the error does not say that the disk is full, naming the path:\n%s", freePages, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "s1.jsonl: no space left on device") {
+				// not the save that failed: the messages are safe
+				mustContain(t, savedIDs(t, ws, "s1"), ids...)
 			}
 		default:
 			t.Fatalf("free=%d pages: exit %d\n%s", freePages, r.code, r.stderr)
@@ -355,6 +361,92 @@ func TestFaultDiskFullAutoMemory(t *testing.T) {
 		t.Fatal("no call ran out of space: the levels do not test a full disk")
 	}
 	noTempFiles(t, ws)
+}
+
+// codexTurn is one user message as Codex CLI writes it in a rollout.
+func codexTurn(i int) string {
+	line, _ := json.Marshal(map[string]any{
+		"timestamp": fmt.Sprintf("2026-06-22T09:%02d:00.000Z", i),
+		"type":      "response_item",
+		"payload": map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{
+			"type": "input_text", "text": fmt.Sprintf("Decision %d: keep marker-%02d in the release notes. %s", i, i, strings.Repeat("padding ", 200)),
+		}}},
+	})
+	return string(line) + "\n"
+}
+
+// TestFaultDiskFullImportedSession runs auto_memory_cc and
+// auto_memory_codex (--wait) on a full disk at several free-space levels,
+// as TestFaultDiskFullAutoMemory does auto_memory: a failure says that the
+// disk is full and where, and unless the copy itself could not be written,
+// the transcript's new entries are in the session copy.
+func TestFaultDiskFullImportedSession(t *testing.T) {
+	for _, tc := range []struct {
+		command, folder string
+		turn            func(i int) string
+	}{
+		{"auto_memory_cc", "claude_code", func(i int) string { return claudeTurn("s1", i) }},
+		{"auto_memory_codex", "codex", codexTurn},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			faultEnv(t)
+			mnt := diskFullFS(t, 8<<20)
+			ws := filepath.Join(mnt, "ws")
+			transcript := filepath.Join(t.TempDir(), "s1.jsonl")
+			copyPath := filepath.Join(ws, "session", tc.folder, "s1.jsonl")
+			turns := 0
+			call := func() remeResult {
+				f, err := os.OpenFile(transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.WriteString(tc.turn(turns)); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				turns++
+				return remeIn(t, ws, "", tc.command, "--wait", "session_id=s1", "transcript_path="+transcript)
+			}
+			copied := func(i int) bool {
+				b, err := os.ReadFile(copyPath)
+				return err == nil && strings.Contains(string(b), fmt.Sprintf("marker-%02d", i))
+			}
+			if r := call(); r.code != 0 {
+				t.Fatalf("first call: %d %s", r.code, r.stderr)
+			}
+			failures := 0
+			for _, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
+				release := fillDisk(t, mnt, freePages*pageSize)
+				r := call()
+				switch r.code {
+				case 0:
+				case 1:
+					failures++
+					if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, mnt) {
+						t.Errorf("free=%d pages: the error does not say that the disk is full, naming the path:\n%s", freePages, r.stderr)
+					}
+					if !copied(turns-1) && !strings.Contains(r.stderr, tc.folder+"/s1.jsonl") {
+						t.Errorf("free=%d pages: the new entries are not in the copy, and the error is not about the copy:\n%s", freePages, r.stderr)
+					}
+				default:
+					t.Fatalf("free=%d pages: exit %d\n%s", freePages, r.code, r.stderr)
+				}
+				release()
+				if r := call(); r.code != 0 {
+					t.Fatalf("free=%d pages: the call after freeing space failed (%d):\n%s", freePages, r.code, r.stderr)
+				}
+				for i := range turns {
+					if !copied(i) {
+						t.Fatalf("free=%d pages: turn %d is not in the copy", freePages, i)
+					}
+				}
+			}
+			if failures == 0 {
+				t.Fatal("no call ran out of space: the levels do not test a full disk")
+			}
+			noTempFiles(t, ws)
+		})
+	}
 }
 
 // --- crashes ---

@@ -151,6 +151,9 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if saved.SetAside != nil {
 		res.Warnings = append(res.Warnings, saved.SetAside.String())
 	}
+	if err := env.connect(ctx); err != nil {
+		return res, fmt.Errorf("%w (the messages are saved in %s; the next call distils them)", err, sourceFile)
+	}
 	job := cardJob{
 		kind:       "dialog",
 		sessionID:  req.SessionID,
@@ -585,6 +588,9 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 	if err != nil {
 		return nil, err
 	}
+	if err := env.connect(ctx); err != nil {
+		return nil, fmt.Errorf("%w (the transcript's entries are saved in %s; the next call distils them)", err, claudecode.CopyPath(req.SessionID))
+	}
 	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, func() []store.Message {
 		// the copy as it is now, other calls' entries included
 		return claudecode.RenderMessages(cp.Entries)
@@ -602,6 +608,9 @@ func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*A
 	cp, err := SaveCodexSession(ctx, env, req)
 	if err != nil {
 		return nil, err
+	}
+	if err := env.connect(ctx); err != nil {
+		return nil, fmt.Errorf("%w (the rollout's lines are saved in %s; the next call distils them)", err, cp.Path)
 	}
 	return importedCard(ctx, env, "codex", cp.Path, req, func() []store.Message { return codex.RenderMessages(cp.Lines) })
 }
