@@ -144,8 +144,9 @@ func withMD(p string) []string {
 // dst. Markdown targets are returned decoded; see EncodeMarkdownDest.
 func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFiles) (string, bool) {
 	t := strings.TrimSpace(l.Target)
+	// a file named only ".md" has no name to write without its extension
 	noExt := !strings.HasSuffix(strings.ToLower(t), ".md") && strings.HasSuffix(strings.ToLower(orig.Path), ".md") &&
-		strings.HasSuffix(strings.ToLower(dst), ".md")
+		strings.HasSuffix(strings.ToLower(dst), ".md") && LinkName(dst) != ""
 	name := dst
 	if noExt {
 		name = dst[:len(dst)-len(".md")]
