@@ -546,7 +546,7 @@ func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (
 	if err != nil {
 		return nil, err
 	}
-	cp.New, cp.SkippedLines, cp.TornTail = ap.New, ap.SkippedLines, ap.TornTail
+	cp.New, cp.SkippedLines, cp.SetAside = ap.New, ap.SkippedLines, ap.SetAside
 	return cp, nil
 }
 
@@ -570,8 +570,8 @@ func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest
 	if ap.SkippedLines > 0 {
 		env.logger().Info("skipped transcript lines that are not JSON", "count", ap.SkippedLines)
 	}
-	if ap.TornTail {
-		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", ap.Path)
+	if ap.SetAside != nil {
+		env.logger().Warn(ap.SetAside.String() + "; its entry is copied again from the transcript")
 	}
 	return ap, nil
 }
@@ -591,7 +591,7 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 	if err := env.connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w (the transcript's entries are saved in %s; the next call distils them)", err, claudecode.CopyPath(req.SessionID))
 	}
-	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, func() []store.Message {
+	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, cp.SetAside, func() []store.Message {
 		// the copy as it is now, other calls' entries included
 		return claudecode.RenderMessages(cp.Entries)
 	})
@@ -612,7 +612,7 @@ func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*A
 	if err := env.connect(ctx); err != nil {
 		return nil, fmt.Errorf("%w (the rollout's lines are saved in %s; the next call distils them)", err, cp.Path)
 	}
-	return importedCard(ctx, env, "codex", cp.Path, req, func() []store.Message { return codex.RenderMessages(cp.Lines) })
+	return importedCard(ctx, env, "codex", cp.Path, req, cp.SetAside, func() []store.Message { return codex.RenderMessages(cp.Lines) })
 }
 
 // SaveCodexSession copies what a Codex rollout gained into the workspace,
@@ -627,13 +627,22 @@ func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*
 		cp, err = codex.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
-	return cp, err
+	if err != nil {
+		return nil, err
+	}
+	if cp.SetAside != nil {
+		env.logger().Warn(cp.SetAside.String() + "; its line is copied again from the rollout")
+	}
+	return cp, nil
 }
 
 // importedCard distils an imported agent session (kind names its state
 // folder) into the card of the day, under the session's lock.
-func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req AutoMemoryCCRequest, render func() []store.Message) (*AutoMemoryResult, error) {
+func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req AutoMemoryCCRequest, aside *store.SetAside, render func() []store.Message) (*AutoMemoryResult, error) {
 	res := &AutoMemoryResult{Date: req.Date, SourceConversation: store.LinkTo(sourceFile)}
+	if aside != nil {
+		res.Warnings = append(res.Warnings, aside.String())
+	}
 	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
 		all := render()
 		if res.Date == "" {

@@ -607,6 +607,19 @@ func redactMessage(m Message) Message {
 	return out
 }
 
+// SessionLine is a JSON line of a session file as it is saved: with
+// RedactSessions, secrets in its string values are masked (RedactJSONStrings),
+// as in the messages SaveDialog saves; otherwise the line as it is. The
+// copies of agent transcripts (session/claude_code/, session/codex/) are
+// saved through it.
+func (w *Workspace) SessionLine(line []byte) []byte {
+	if !w.RedactSessions {
+		return line
+	}
+	red, _ := RedactJSONStrings(line)
+	return red
+}
+
 // AppendFile appends data to an existing workspace file, all or nothing:
 // when the write or its fsync fails (a full disk, a quota, an I/O error)
 // the file is cut back to its old length, so that no partial record stays
