@@ -63,7 +63,7 @@ func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, er
 	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
 		SessionID: c.SessionID, MessagesReader: msgs, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
+		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum, Images: cfg.Images.Vision(),
 		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.memoryAnswer(res, err)

@@ -27,6 +27,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -647,6 +648,50 @@ func TestFaultOversizedImage(t *testing.T) {
 	cards, _ := filepath.Glob(filepath.Join(ws, "daily", "*", "*.md"))
 	if len(cards) != 0 {
 		t.Errorf("cards written: %v", cards)
+	}
+}
+
+// TestFaultOversizedConversationImage: the image limits apply to images in
+// conversations as to image resources (they were ignored there, so a
+// 16-bit PNG went to the decoder under the 256 MiB default). The image is
+// refused from its header with a message that says why, no request carries
+// it, and the conversation is saved. The limit is read under its name
+// images.max_memory and its earlier name resource.max_image_memory.
+func TestFaultOversizedConversationImage(t *testing.T) {
+	var buf bytes.Buffer
+	img := image.NewNRGBA64(image.Rect(0, 0, 600, 600))
+	img.Set(0, 0, color.NRGBA64{R: 65535, A: 65535})
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	data := base64.StdEncoding.EncodeToString(buf.Bytes())
+	msgs := `[{"role":"user","id":"m1","created_at":"2026-06-22T09:00:00","content":[
+	  {"type":"text","text":"The scan of the floor plan."},
+	  {"type":"data","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}]}]`
+	for _, config := range []string{"images:\n  max_memory: 2097152\n", "resource:\n  max_image_memory: 2097152\n"} {
+		t.Run(strings.Fields(config)[0], func(t *testing.T) {
+			faultEnv(t)
+			ws := newWorkspaceDir(t)
+			writeFile(t, filepath.Join(ws, "config.yaml"), config)
+			fake := llmtest.NewFakeCohere()
+			t.Setenv("REME_LLM_BASE_URL", startFake(t, fake))
+			t.Setenv("COHERE_API_KEY", llmtest.FakeAPIKey)
+			r := remeIn(t, ws, "", "auto_memory", "session_id=s1", "include_images=true", "messages="+msgs)
+			if r.code == 0 {
+				t.Fatalf("auto_memory succeeded:\n%s", r.stdout)
+			}
+			if out := r.stdout + r.stderr; !strings.Contains(out, "16-bit RGBA") || !strings.Contains(out, "image memory limit") {
+				t.Errorf("the failure does not say why:\n%s", out)
+			}
+			for _, body := range fake.Requests() {
+				if strings.Contains(string(body), "data:image/") {
+					t.Errorf("a request carries the image")
+				}
+			}
+			if got := savedIDs(t, ws, "s1"); !slices.Equal(got, []string{"m1"}) {
+				t.Errorf("saved %q", got)
+			}
+		})
 	}
 }
 

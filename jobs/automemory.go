@@ -13,6 +13,7 @@ import (
 	"github.com/reme-dev/reme/jobs/extractive"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
+	"github.com/reme-dev/reme/vision"
 )
 
 // Fallbacks: what a job does when the model fails.
@@ -45,6 +46,9 @@ type AutoMemoryRequest struct {
 	// model; MaxImages bounds how many one call may carry.
 	IncludeImages bool
 	MaxImages     int
+	// Images bounds each image's decode (pixels, memory), as for image
+	// resources; zero fields take vision's defaults.
+	Images vision.Options
 	// Wait bounds the wait for another run of this session (0 means
 	// DefaultSessionWait).
 	Wait time.Duration
@@ -155,14 +159,15 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 		return res, fmt.Errorf("%w (the messages are saved in %s; the next call distils them)", err, sourceFile)
 	}
 	job := cardJob{
-		kind:       "dialog",
-		sessionID:  req.SessionID,
-		date:       date,
-		sourceFile: sourceFile,
-		hint:       req.MemoryHint,
-		language:   req.Language,
-		fallback:   req.Fallback,
-		images:     imgs,
+		kind:        "dialog",
+		sessionID:   req.SessionID,
+		date:        date,
+		sourceFile:  sourceFile,
+		hint:        req.MemoryHint,
+		language:    req.Language,
+		fallback:    req.Fallback,
+		images:      imgs,
+		imageLimits: req.Images,
 	}
 	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
 		state, err := readSessionState(env, job.kind, job.sessionID)
@@ -277,7 +282,9 @@ type cardJob struct {
 	language   string
 	fallback   string
 	images     []convImage
-	state      *sessionState
+	// imageLimits bound each image's decode for the model
+	imageLimits vision.Options
+	state       *sessionState
 }
 
 // findCard looks up the session's card of the day: by session_id, then by
@@ -446,7 +453,7 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang
 	var notes map[string]string
 	if len(job.images) > 0 {
 		var err error
-		if notes, err = describeImages(ctx, env, job.images, job.pending.msgs, job.sourceFile, lang); err != nil {
+		if notes, err = describeImages(ctx, env, job.images, job.imageLimits, job.pending.msgs, job.sourceFile, lang); err != nil {
 			return nil, fmt.Errorf("images: %w", err)
 		}
 	}

@@ -32,9 +32,9 @@ type AutoResourceRequest struct {
 	IncludeImages bool
 	Language      string
 	MaxFileBytes  int64 // default 20 MiB
-	MaxPixels     int64 // default vision.DefaultMaxPixels
-	// MaxImageMemory bounds an image's decode; default vision.DefaultMaxDecodeBytes
-	MaxImageMemory int64
+	// Images bounds an image resource's decode (pixels, memory); zero
+	// fields take vision's defaults.
+	Images vision.Options
 	// Fallback FallbackExtractive gives a text resource whose model run
 	// failed the extractive card instead (never over a card a model or a
 	// person wrote); empty or FallbackNone fails the item.
@@ -417,7 +417,7 @@ func imageResource(ctx context.Context, env *Env, req AutoResourceRequest, job r
 		item.Metadata.Skipped = "no model configured"
 		return item
 	}
-	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels, MaxDecodeBytes: req.MaxImageMemory})
+	img, err := vision.Prepare(job.raw, req.Images)
 	if err != nil {
 		return failed(item, "Image %s: %v", job.place.rel, err)
 	}

@@ -108,7 +108,7 @@ func saveImages(env *Env, imgs []convImage) error {
 
 // describeImages shows the vision model every image beside its source and
 // returns a description per image, keyed by message id and block.
-func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []store.Message, sessionFile, lang string) (map[string]string, error) {
+func describeImages(ctx context.Context, env *Env, imgs []convImage, limits vision.Options, msgs []store.Message, sessionFile, lang string) (map[string]string, error) {
 	type promptImage struct{ Source string }
 	var list []promptImage
 	parts := []llm.Part{{}}
@@ -119,7 +119,7 @@ func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []stor
 			parts = append(parts, llm.Part{ImageURL: img.url})
 			continue
 		}
-		prepared, err := vision.Prepare(img.data, vision.Options{})
+		prepared, err := vision.Prepare(img.data, limits)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", img.source, err)
 		}
