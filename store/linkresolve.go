@@ -179,11 +179,18 @@ func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFil
 	default:
 		tries = []string{name}
 	}
-	// a full path from the workspace root always reads the same
-	if l.Markdown {
-		tries = append(tries, "/"+name)
-	} else {
-		tries = append(tries, name, "/"+name)
+	// a full path from the workspace root always reads the same, with its
+	// extension when the path without it does not (a name that ends in a
+	// space, which a link's trimmed target loses)
+	full := []string{name}
+	if name != dst {
+		full = append(full, dst)
+	}
+	for _, p := range full {
+		if !l.Markdown {
+			tries = append(tries, p)
+		}
+		tries = append(tries, "/"+p)
 	}
 	for _, cand := range tries {
 		probe := l
