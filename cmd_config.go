@@ -45,8 +45,8 @@ type Config struct {
 
 // RedactConfig says where secrets are masked (see store.RedactSecrets).
 type RedactConfig struct {
-	// Sessions masks secrets in session/dialog files too; by default they
-	// keep the conversation's raw text.
+	// Sessions masks secrets in session files too (session/dialog/ and the
+	// transcript copies); by default they keep the conversation's raw text.
 	Sessions bool `yaml:"sessions" json:"sessions"`
 }
 

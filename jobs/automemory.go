@@ -496,12 +496,18 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang
 // distiller says so as its skip reason.
 func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) error {
 	link := store.LinkTo(job.sourceFile)
+	// The distiller names the card after salient words: it reads the
+	// messages masked, or it could name it after the pieces of a token.
+	msgs := make([]store.Message, len(job.pending.msgs))
+	for i, m := range job.pending.msgs {
+		msgs[i] = store.RedactMessage(m)
+	}
 	if card.Exists() {
 		n, err := card.Read()
 		if err != nil {
 			return err
 		}
-		body := extractive.Merge(n.Content(), job.pending.msgs, link, env.loc())
+		body := extractive.Merge(n.Content(), msgs, link, env.loc())
 		if strings.TrimSpace(body) == strings.TrimSpace(n.Content()) {
 			return nil
 		}
@@ -512,11 +518,11 @@ func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) err
 			return nil
 		})
 	}
-	if !extractive.Substantive(job.pending.msgs) {
+	if !extractive.Substantive(msgs) {
 		card.skip = "only small talk: no statement worth a card (extractive distiller)"
 		return nil
 	}
-	c := extractive.Conversation(job.pending.msgs, link, env.loc())
+	c := extractive.Conversation(msgs, link, env.loc())
 	card.SetSystem("distiller", "extractive")
 	_, err := card.Write(ctx, c.Name, c.Description, c.Body, nil)
 	return err

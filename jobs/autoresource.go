@@ -310,7 +310,8 @@ func textResource(ctx context.Context, env *Env, req AutoResourceRequest, job re
 		if why != "" {
 			item.Metadata.Warnings = append(item.Metadata.Warnings, why+"; wrote the extractive card instead")
 		}
-		c := extractive.Resource(job.place.rel, text, job.link)
+		masked, _ := store.RedactSecrets(text) // the excerpt and the name come from it
+		c := extractive.Resource(job.place.rel, masked, job.link)
 		name := c.Name
 		if job.card != "" {
 			name = "" // an update keeps the card's name

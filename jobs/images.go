@@ -80,7 +80,10 @@ func collectImages(env *Env, sid string, msgs []store.Message, max int) ([]convI
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return nil, inputErr("message %s block %d: image URL %q is refused: only http and https URLs are accepted (they are not downloaded; send local files as base64)", m.ID, i, b.Source.URL)
 				}
-				img.url, img.source = u.String(), u.String()
+				// the model is sent the URL; the card cites it masked (a
+				// password in it, a signed URL's signature)
+				img.url = u.String()
+				img.source, _ = store.RedactSecrets(img.url)
 			default:
 				return nil, inputErr("message %s block %d: image source type %q is not base64 or url", m.ID, i, b.Source.Type)
 			}

@@ -554,7 +554,7 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	for _, m := range incoming {
 		m = SanitizeForSave(m)
 		if w.RedactSessions {
-			m = redactMessage(m)
+			m = RedactMessage(m)
 		}
 		if i, ok := pos[m.ID]; ok {
 			a, _ := merged[i].MarshalLine()
@@ -594,10 +594,10 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	return res, nil
 }
 
-// redactMessage masks secrets in the string values of a message's content
+// RedactMessage masks secrets in the string values of a message's content
 // blocks. The id stays: it was derived from what the caller sent, so a
 // repeated call still finds the message.
-func redactMessage(m Message) Message {
+func RedactMessage(m Message) Message {
 	out := m
 	out.Content = make([]json.RawMessage, len(m.Content))
 	for i, b := range m.Content {
