@@ -328,11 +328,36 @@ func TestFaultDiskFullAutoMemory(t *testing.T) {
 	if r := call(all...); r.code != 0 {
 		t.Fatalf("first call: %d %s", r.code, r.stderr)
 	}
+	var ids []string
+	diskFullLevels(t, mnt, func(level int) remeResult {
+		ids = msgIDs("a", 1+level*2, 2)
+		return call(append(all, ids...)...)
+	}, func(r remeResult) bool {
+		// only the save itself may cost the call's messages
+		return strings.Contains(r.stderr, "s1.jsonl: no space left on device") || containsAll(savedIDs(t, ws, "s1"), ids...)
+	}, func() {
+		all = append(all, ids...)
+		if r := call(all...); r.code != 0 {
+			t.Fatalf("the call after freeing space failed (%d):\n%s", r.code, r.stderr)
+		}
+		mustContain(t, savedIDs(t, ws, "s1"), all...)
+		mustRun(t, ws, "", "search", "deploy freeze")
+	})
+	noTempFiles(t, ws)
+}
+
+// diskFullLevels fills the disk of mnt to each of several free-space
+// levels and runs call there: it may fail (exit 1, never a panic), only
+// with an error that says the disk is full and where, and safe must hold
+// after it (what the call was given is saved, or the error is about
+// saving it). Once the space is freed, after checks that the next call
+// works. At least one level must run out of space.
+func diskFullLevels(t *testing.T, mnt string, call func(level int) remeResult, safe func(remeResult) bool, after func()) {
+	t.Helper()
 	failures := 0
-	for i, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
-		ids := msgIDs("a", 1+i*2, 2)
+	for level, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
 		release := fillDisk(t, mnt, freePages*pageSize)
-		r := call(append(all, ids...)...)
+		r := call(level)
 		switch r.code {
 		case 0:
 		case 1:
@@ -343,25 +368,27 @@ func TestFaultDiskFullAutoMemory(t *testing.T) {
 			if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, mnt) {
 				t.Errorf("free=%d pages: the error does not say that the disk is full, naming the path:\n%s", freePages, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "s1.jsonl: no space left on device") {
-				// not the save that failed: the messages are safe
-				mustContain(t, savedIDs(t, ws, "s1"), ids...)
+			if !safe(r) {
+				t.Errorf("free=%d pages: what the call was given is not saved, and the error is not about saving it:\n%s", freePages, r.stderr)
 			}
 		default:
 			t.Fatalf("free=%d pages: exit %d\n%s", freePages, r.code, r.stderr)
 		}
 		release()
-		all = append(all, ids...)
-		if r := call(all...); r.code != 0 {
-			t.Fatalf("free=%d pages: the call after freeing space failed (%d):\n%s", freePages, r.code, r.stderr)
-		}
-		mustContain(t, savedIDs(t, ws, "s1"), all...)
-		mustRun(t, ws, "", "search", "deploy freeze")
+		after()
 	}
 	if failures == 0 {
 		t.Fatal("no call ran out of space: the levels do not test a full disk")
 	}
-	noTempFiles(t, ws)
+}
+
+func containsAll(got []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // codexTurn is one user message as Codex CLI writes it in a rollout.
@@ -415,36 +442,19 @@ func TestFaultDiskFullImportedSession(t *testing.T) {
 			if r := call(); r.code != 0 {
 				t.Fatalf("first call: %d %s", r.code, r.stderr)
 			}
-			failures := 0
-			for _, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
-				release := fillDisk(t, mnt, freePages*pageSize)
-				r := call()
-				switch r.code {
-				case 0:
-				case 1:
-					failures++
-					if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, mnt) {
-						t.Errorf("free=%d pages: the error does not say that the disk is full, naming the path:\n%s", freePages, r.stderr)
-					}
-					if !copied(turns-1) && !strings.Contains(r.stderr, tc.folder+"/s1.jsonl") {
-						t.Errorf("free=%d pages: the new entries are not in the copy, and the error is not about the copy:\n%s", freePages, r.stderr)
-					}
-				default:
-					t.Fatalf("free=%d pages: exit %d\n%s", freePages, r.code, r.stderr)
-				}
-				release()
+			diskFullLevels(t, mnt, func(int) remeResult { return call() }, func(r remeResult) bool {
+				// only the copy's own write may cost the new entries
+				return copied(turns-1) || strings.Contains(r.stderr, tc.folder+"/s1.jsonl")
+			}, func() {
 				if r := call(); r.code != 0 {
-					t.Fatalf("free=%d pages: the call after freeing space failed (%d):\n%s", freePages, r.code, r.stderr)
+					t.Fatalf("the call after freeing space failed (%d):\n%s", r.code, r.stderr)
 				}
 				for i := range turns {
 					if !copied(i) {
-						t.Fatalf("free=%d pages: turn %d is not in the copy", freePages, i)
+						t.Fatalf("turn %d is not in the copy", i)
 					}
 				}
-			}
-			if failures == 0 {
-				t.Fatal("no call ran out of space: the levels do not test a full disk")
-			}
+			})
 			noTempFiles(t, ws)
 		})
 	}

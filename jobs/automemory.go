@@ -568,12 +568,8 @@ func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (
 // the transcript when the files are as the last call left them
 // (claudecode.Append): all a Stop hook does before it returns.
 func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Appended, error) {
-	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
-		return nil, err
-	}
 	var ap *claudecode.Appended
-	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
-		var err error
+	err := saveImported(ctx, env, req, func() (err error) {
 		ap, err = claudecode.Append(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
@@ -589,54 +585,11 @@ func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest
 	return ap, nil
 }
 
-// AutoMemoryCC imports the new entries of a Claude Code transcript into
-// session/claude_code/<sid>.jsonl and brings the session's card of the day
-// up to date, as auto_memory does for a conversation: saved first, then
-// distilled under the session's lock from what is not distilled yet.
-func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
-	if req.Fallback == "" {
-		req.Fallback = FallbackExtractive
-	}
-	cp, err := SaveClaudeSession(ctx, env, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := env.connect(ctx); err != nil {
-		return nil, fmt.Errorf("%w (the transcript's entries are saved in %s; the next call distils them)", err, claudecode.CopyPath(req.SessionID))
-	}
-	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, cp.SetAside, func() []store.Message {
-		// the copy as it is now, other calls' entries included
-		return claudecode.RenderMessages(cp.Entries)
-	})
-}
-
-// AutoMemoryCodex does for a Codex CLI session what AutoMemoryCC does for
-// a Claude Code one: the rollout's new lines are copied into
-// session/codex/<sid>.jsonl first, then the card of the day is brought up
-// to date from what is not distilled yet.
-func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
-	if req.Fallback == "" {
-		req.Fallback = FallbackExtractive
-	}
-	cp, err := SaveCodexSession(ctx, env, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := env.connect(ctx); err != nil {
-		return nil, fmt.Errorf("%w (the rollout's lines are saved in %s; the next call distils them)", err, cp.Path)
-	}
-	return importedCard(ctx, env, "codex", cp.Path, req, cp.SetAside, func() []store.Message { return codex.RenderMessages(cp.Lines) })
-}
-
 // SaveCodexSession copies what a Codex rollout gained into the workspace,
 // under the session's save lock.
 func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*codex.Copy, error) {
-	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
-		return nil, err
-	}
 	var cp *codex.Copy
-	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
-		var err error
+	err := saveImported(ctx, env, req, func() (err error) {
 		cp, err = codex.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
@@ -647,6 +600,69 @@ func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*
 		env.logger().Warn(cp.SetAside.String() + "; its line is copied again from the rollout")
 	}
 	return cp, nil
+}
+
+// saveImported checks an agent session's request and runs save under the
+// session's short save lock.
+func saveImported(ctx context.Context, env *Env, req AutoMemoryCCRequest, save func() error) error {
+	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
+		return err
+	}
+	return withLock(ctx, env, "session-"+req.SessionID+".save", 0, save)
+}
+
+// AutoMemoryCC imports the new entries of a Claude Code transcript into
+// session/claude_code/<sid>.jsonl and brings the session's card of the day
+// up to date, as auto_memory does for a conversation: saved first, then
+// distilled under the session's lock from what is not distilled yet.
+func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+	return autoMemoryImported(ctx, env, req, "claude_code", func() (importedCopy, error) {
+		cp, err := SaveClaudeSession(ctx, env, req)
+		if err != nil {
+			return importedCopy{}, err
+		}
+		// the copy as it is now, other calls' entries included
+		return importedCopy{claudecode.CopyPath(req.SessionID), cp.SetAside, func() []store.Message { return claudecode.RenderMessages(cp.Entries) }}, nil
+	})
+}
+
+// AutoMemoryCodex does for a Codex CLI session what AutoMemoryCC does for
+// a Claude Code one: the rollout's new lines are copied into
+// session/codex/<sid>.jsonl first, then the card of the day is brought up
+// to date from what is not distilled yet.
+func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+	return autoMemoryImported(ctx, env, req, "codex", func() (importedCopy, error) {
+		cp, err := SaveCodexSession(ctx, env, req)
+		if err != nil {
+			return importedCopy{}, err
+		}
+		return importedCopy{cp.Path, cp.SetAside, func() []store.Message { return codex.RenderMessages(cp.Lines) }}, nil
+	})
+}
+
+// importedCopy is an agent session's copy after a save: where it is, the
+// torn tail a save set aside, and its messages.
+type importedCopy struct {
+	path     string
+	setAside *store.SetAside
+	render   func() []store.Message
+}
+
+// autoMemoryImported saves an agent session (kind names its folders), and
+// only then opens what distilling needs and distils it; a hook's failure
+// falls back to the extractive card unless told otherwise.
+func autoMemoryImported(ctx context.Context, env *Env, req AutoMemoryCCRequest, kind string, save func() (importedCopy, error)) (*AutoMemoryResult, error) {
+	if req.Fallback == "" {
+		req.Fallback = FallbackExtractive
+	}
+	cp, err := save()
+	if err != nil {
+		return nil, err
+	}
+	if err := env.connect(ctx); err != nil {
+		return nil, fmt.Errorf("%w (the session is saved in %s; the next call distils it)", err, cp.path)
+	}
+	return importedCard(ctx, env, kind, cp.path, req, cp.setAside, cp.render)
 }
 
 // importedCard distils an imported agent session (kind names its state

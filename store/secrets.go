@@ -718,7 +718,7 @@ func RedactJSONStrings(raw []byte) ([]byte, []SecretFinding) {
 		var s string
 		if !isKey && json.Unmarshal(lit, &s) == nil {
 			if red, fs := RedactSecrets(s); len(fs) > 0 {
-				enc, err := marshalNoEscape(red)
+				enc, err := MarshalNoEscape(red)
 				if err == nil {
 					out = append(out, raw[last:i]...)
 					out = append(out, enc...)

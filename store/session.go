@@ -454,7 +454,7 @@ func saveBlock(role, msgID string, index int, raw json.RawMessage) (json.RawMess
 		if id == "" {
 			id = fmt.Sprintf("call-%s-%d", msgID, index)
 		}
-		out, err := marshalNoEscape(struct {
+		out, err := MarshalNoEscape(struct {
 			Type  string `json:"type"`
 			ID    string `json:"id"`
 			Name  string `json:"name"`
@@ -476,7 +476,7 @@ func saveBlock(role, msgID string, index int, raw json.RawMessage) (json.RawMess
 		if u.MediaType == "" {
 			u.MediaType = b.Type + "/*"
 		}
-		out, err := marshalNoEscape(struct {
+		out, err := MarshalNoEscape(struct {
 			Type   string    `json:"type"`
 			Source urlSource `json:"source"`
 		}{"data", u})
@@ -495,13 +495,14 @@ func (m Message) MarshalLine() ([]byte, error) {
 	if l.Metadata == nil {
 		l.Metadata = json.RawMessage("{}")
 	}
-	return marshalNoEscape(l)
+	return MarshalNoEscape(l)
 }
 
-// marshalNoEscape encodes like json.Marshal but leaves < > & as they are,
+// MarshalNoEscape encodes like json.Marshal but leaves < > & as they are,
 // as Python writes them, so that a session file ReMe wrote can be appended
-// to rather than rewritten.
-func marshalNoEscape(v any) ([]byte, error) {
+// to rather than rewritten (and a settings file another tool wrote keeps
+// its text).
+func MarshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
