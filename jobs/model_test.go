@@ -173,3 +173,20 @@ func TestRerankIsMasked(t *testing.T) {
 		t.Error("no model became a model")
 	}
 }
+
+// BenchmarkMaskRequest: masking a request whose conversation is 1 MB of
+// ordinary text with a few secrets, as an agent's step re-sends it.
+func BenchmarkMaskRequest(b *testing.B) {
+	var conv strings.Builder
+	for conv.Len() < 1<<20 {
+		conv.WriteString("The deploy freeze starts on 2026-12-20; commit " + testGitSHA + " is the last one before it. ")
+		if conv.Len()%(64<<10) < 200 {
+			conv.WriteString("key " + testAWSKey + " ")
+		}
+	}
+	req := llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleSystem, "You write memory cards."), llm.TextMessage(llm.RoleUser, conv.String())}}
+	b.SetBytes(int64(conv.Len()))
+	for b.Loop() {
+		maskRequest(req)
+	}
+}
