@@ -496,12 +496,7 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang
 // distiller says so as its skip reason.
 func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) error {
 	link := store.LinkTo(job.sourceFile)
-	// The distiller names the card after salient words: it reads the
-	// messages masked, or it could name it after the pieces of a token.
-	msgs := make([]store.Message, len(job.pending.msgs))
-	for i, m := range job.pending.msgs {
-		msgs[i] = store.RedactMessage(m)
-	}
+	msgs := maskMessages(job.pending.msgs)
 	if card.Exists() {
 		n, err := card.Read()
 		if err != nil {

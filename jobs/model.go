@@ -186,6 +186,17 @@ func maskTexts(texts []string) []string {
 	return out
 }
 
+// maskMessages is msgs with the secrets in their content masked, for the
+// extractive distiller: it names what it writes after salient words, and
+// would otherwise name a card after the pieces of a token (push-ghp-…).
+func maskMessages(msgs []store.Message) []store.Message {
+	out := make([]store.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = store.RedactMessage(m)
+	}
+	return out
+}
+
 // provenanceKeys are the frontmatter keys whose values the system sets to
 // point at a card's sources (paths, ids, hashes): they are never masked, or
 // they would no longer lead there.
