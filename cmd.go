@@ -49,6 +49,7 @@ type cli struct {
 	Delete          deleteCmd          `cmd:"" help:"Delete a note and report the links that still point to it."`
 	Links           linksCmd           `cmd:"" help:"Show a note's links both ways, or the links that lead nowhere or to several files."`
 	Reindex         reindexCmd         `cmd:"" help:"Rebuild the search index from the files."`
+	Eval            evalCmd            `cmd:"" help:"Measure search recall on conversational QA data (LoCoMo's JSON shape)."`
 	Maintain        maintainCmd        `cmd:"" help:"Tidy the memory: archive duplicates and expired notes within caps, keep the index healthy (cron-safe)."`
 	AutoDream       autoDreamCmd       `cmd:"" name:"auto_dream" aliases:"auto-dream" help:"Consolidate recent daily cards into digest nodes (needs a model)."`
 	History         historyCmd         `cmd:"" help:"List the changes reme made, run by run."`
@@ -84,6 +85,11 @@ type App struct {
 	wrapModel func(llm.Client) llm.Client
 	// command is the command's name, for the journal's trigger
 	command string
+	// watching is set by the commands that run the watcher, which keeps
+	// the index in step itself and must not ask itself for freshness.
+	watching bool
+	// keywordOnly leaves the models out of search (search --no-hybrid).
+	keywordOnly bool
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -171,7 +177,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := app.resolveWorkspace(); err != nil {
 		return app.fail(err)
 	}
-	return app.fail(kctx.Run())
+	err = kctx.Run()
+	if err == nil {
+		app.embedAfter(context.WithoutCancel(ctx), kctx.Command())
+	}
+	return app.fail(err)
 }
 
 func (a *App) setup() {
@@ -342,8 +352,10 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, ws, schemaSQL, index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
-		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger()})
+	opt := index.Options{Logger: a.Log, MaxFileBytes: cfg.MaxFileBytes, Fault: a.crashHook(),
+		Progress: a.progress("indexing", "notes"), Now: a.Now, Trigger: a.trigger(), TrustWatcher: !a.watching}
+	opt.Embedder, opt.Reranker = a.searchModels()
+	ix, err := index.Open(ctx, ws, schemaSQL, opt)
 	if err != nil {
 		return nil, diskFull(ws.Root, err)
 	}

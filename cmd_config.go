@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/vision"
@@ -125,7 +126,12 @@ type WatchConfig struct {
 
 // SearchConfig holds search defaults.
 type SearchConfig struct {
-	Limit int `yaml:"limit" json:"limit"`
+	Limit    int `yaml:"limit" json:"limit"`
+	Context  int `yaml:"context" json:"context"`     // lines shown around the hits
+	MaxLines int `yaml:"max_lines" json:"max_lines"` // longest window
+	// Hybrid fuses keyword and embedding search when a model is
+	// configured (each search then embeds its question: one model call).
+	Hybrid bool `yaml:"hybrid" json:"hybrid"`
 }
 
 // LLMConfig configures the model runtime. The API key is read from the
@@ -177,7 +183,7 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 func defaultConfig() *Config {
 	return &Config{
 		MaxFileBytes: 20 << 20,
-		Search:       SearchConfig{Limit: 5},
+		Search:       SearchConfig{Limit: 5, Context: index.DefaultContext, MaxLines: index.DefaultMaxLines, Hybrid: true},
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
 		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
 			SessionWait: Duration(10 * time.Minute)},
@@ -411,6 +417,12 @@ func (c *Config) validate() error {
 	}
 	if c.Search.Limit <= 0 {
 		return fmt.Errorf("search.limit must be greater than 0, not %d", c.Search.Limit)
+	}
+	if c.Search.Context < 0 {
+		return fmt.Errorf("search.context must be 0 or more, not %d", c.Search.Context)
+	}
+	if c.Search.MaxLines < 1 {
+		return fmt.Errorf("search.max_lines must be at least 1, not %d", c.Search.MaxLines)
 	}
 	if c.MaxFileBytes <= 0 {
 		return fmt.Errorf("max_file_bytes must be greater than 0")

@@ -281,7 +281,7 @@ func (j jobIndex) Archive(ctx context.Context, run *store.Run, src, dst string, 
 }
 
 func (j jobIndex) SearchNodes(ctx context.Context, query string, limit int) ([]jobs.NodeHit, error) {
-	res, err := j.ix.Search(ctx, index.SearchOptions{Query: query, Limit: limit, PathPrefixes: []string{store.DigestDir + "/"}})
+	res, err := j.ix.Search(ctx, index.SearchOptions{Query: query, Limit: limit, PathPrefixes: []string{store.DigestDir + "/"}, Literal: true})
 	if err != nil {
 		if errors.Is(err, index.ErrEmptyQuery) {
 			return nil, nil
@@ -290,7 +290,7 @@ func (j jobIndex) SearchNodes(ctx context.Context, query string, limit int) ([]j
 	}
 	var out []jobs.NodeHit
 	seen := map[string]bool{}
-	for _, r := range res {
+	for _, r := range res.Results {
 		if !seen[r.Path] {
 			seen[r.Path] = true
 			out = append(out, jobs.NodeHit{Path: r.Path, Name: r.Name, Description: r.Description})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/reme-dev/reme/index"
@@ -20,12 +21,25 @@ Raw resources and session files are never indexed for search.`
 
 func (c reindexCmd) Run(ctx context.Context, app *App) error {
 	if c.Scope == "embedding" {
+		msg := "No embedding index is configured: nothing to rebuild."
+		if app.searchModelsSet() {
+			// the embedding pass after every reindex computes what is missing
+			if _, err := app.Index(ctx, false); err != nil {
+				return err
+			}
+			msg = "Embeddings are computed for every chunk that has none."
+		}
 		if app.Globals.JSON {
 			return app.printJSON([]index.FileResult{})
 		}
-		fmt.Fprintln(app.Stdout, "No embedding index is configured: nothing to rebuild.")
+		fmt.Fprintln(app.Stdout, msg)
 		return nil
 	}
+	// A rebuild makes garbage for minutes: collect it sooner than a
+	// short-lived command does, and keep the heap well under the limit
+	// (SQLite's page cache and FTS5's table come on top of it).
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
 	ix, err := app.Index(ctx, true)
 	if err != nil {
 		return err

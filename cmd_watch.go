@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reme-dev/reme/index"
 	"github.com/reme-dev/reme/jobs"
 )
 
@@ -22,19 +23,40 @@ only hints, so everything is reconciled at start, every watch.reconcile
 }
 
 func (c *watchCmd) Run(ctx context.Context, app *App) error {
+	app.watching = true
 	env, req, err := app.resourceJob(ctx, c.IncludeImages, c.Language)
 	if err != nil {
 		return err
 	}
 	cfg, _ := app.Config() // loaded by resourceJob
-	err = jobs.Watch(ctx, env, jobs.WatchOptions{
+	report := func(format string, a ...any) {
+		fmt.Fprintf(app.Stderr, "%s watch: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+	}
+	opt := jobs.WatchOptions{
 		Resource:  req,
 		Debounce:  time.Duration(cfg.Watch.Debounce),
 		Reconcile: time.Duration(cfg.Watch.Reconcile),
-		Report: func(format string, a ...any) {
-			fmt.Fprintf(app.Stderr, "%s watch: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
-		},
-	})
+		Report:    report,
+	}
+	// Searches of other processes skip their scan while this watcher
+	// vouches for the index.
+	if srv, err := index.ServeWatch(ctx, env.WS, app.Log); err != nil {
+		report("searches keep scanning the workspace: %v", err)
+	} else {
+		defer srv.Close()
+		opt.Vouch = srv.Ack
+	}
+	if ix, err := app.Index(ctx, false); err == nil && app.searchModelsSet() {
+		// Notes indexed by the watcher get their embeddings after each batch.
+		opt.Indexed = func(ctx context.Context) {
+			if n, err := ix.EmbedPending(ctx, nil); err != nil {
+				report("embeddings: %v (keyword search still finds the notes)", err)
+			} else if n > 0 {
+				report("embedded %d chunk(s)", n)
+			}
+		}
+	}
+	err = jobs.Watch(ctx, env, opt)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io/fs"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -79,6 +82,9 @@ func scriptParams(provider, dir string, files []string) testscript.Params {
 			"waitfor":         cmdWaitFor,
 			"model-requests":  cmdModelRequests,
 			"cohere-requests": cmdModelRequests,
+			"watchsignal":     cmdWatchSignal,
+			"manynotes":       cmdManyNotes,
+			"waitvouched":     cmdWaitVouched,
 			"waitbg":          cmdWaitBackground,
 			"appendfile":      cmdAppendFile,
 			"seedmemory":      cmdSeedMemory,
@@ -249,6 +255,65 @@ func cmdModelRequests(ts *testscript.TestScript, neg bool, args []string) {
 		b.WriteByte('\n')
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+}
+
+// cmdWaitVouched waits (up to 30 s) until the watcher of a workspace
+// vouches for its index again, as after it reconciled a burst of changes.
+// It asks the watcher's socket itself: a search would scan meanwhile and
+// repair the index on the watcher's behalf.
+func cmdWaitVouched(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitvouched WORKSPACE")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if askWatcher(ts.MkAbs(args[0])) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("the watcher of %s did not vouch within 30 s", args[0])
+}
+
+// askWatcher speaks the watcher's protocol: "sync", answered "ok" once the
+// index holds every change made before.
+func askWatcher(ws string) bool {
+	b, err := os.ReadFile(filepath.Join(ws, "metadata", "watch", "state.json"))
+	if err != nil {
+		return false
+	}
+	var st struct{ Socket string }
+	if json.Unmarshal(b, &st) != nil {
+		return false
+	}
+	conn, err := net.DialTimeout("unix", st.Socket, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("sync\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && line == "ok\n"
+}
+
+// cmdManyNotes writes N small notes into a folder as fast as it can:
+// burst-00000.md holds the word burst00000 and so on.
+func cmdManyNotes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: manynotes DIR N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("burst-%05d", i)
+		body := fmt.Sprintf("---\nname: %s\n---\nburst%05d\n", name, i)
+		ts.Check(os.WriteFile(filepath.Join(dir, name+".md"), []byte(body), 0o644))
+	}
 }
 
 func copyDir(src, dst string) error {

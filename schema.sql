@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 2;
+PRAGMA user_version = 5;
 
 -- One row per indexed note (markdown under daily/ and digest/).
 CREATE TABLE notes (
@@ -14,7 +14,6 @@ CREATE TABLE notes (
   size                INTEGER NOT NULL,
   mtime               INTEGER NOT NULL,       -- nanoseconds since the epoch
   sha256              TEXT NOT NULL,
-  frontmatter         TEXT NOT NULL DEFAULT '{}', -- the whole header as JSON
   frontmatter_error   TEXT,                   -- YAML error: the note is indexed with empty frontmatter
   session_id          TEXT,
   source_conversation TEXT,
@@ -71,26 +70,83 @@ CREATE TABLE tags (
 CREATE INDEX tags_note ON tags(note_id);
 
 -- Markdown sections (with their heading breadcrumb), at most ~10 KB each.
+-- Their text is not stored: results are read from the files. The chunks of
+-- a note have consecutive ids.
 CREATE TABLE chunks (
   id         INTEGER PRIMARY KEY,               -- also the rowid in chunk_fts
   note_id    INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
   start_line INTEGER NOT NULL,
   end_line   INTEGER NOT NULL,
-  text       TEXT NOT NULL
+  tokens     INTEGER NOT NULL,                  -- tokens in name, description and body: BM25's length
+  text_hash  BLOB NOT NULL                      -- of the text an embedding model is given (chunk_vectors)
 );
 CREATE INDEX chunks_note ON chunks(note_id);
+CREATE INDEX chunks_text_hash ON chunks(text_hash);
 
--- Full text. Contentless: the text lives in chunks. CJK characters are
--- separated by spaces before indexing so that every character is a token
--- and queries match them as phrases.
+-- Full text, contentless. reme tokenizes in Go (lower case, no accents,
+-- Porter stems, no English stop words, CJK as overlapping character pairs)
+-- and stores the tokens separated by spaces, which the ascii tokenizer
+-- splits on.
 CREATE VIRTUAL TABLE chunk_fts USING fts5(
   name, description, body,
   content = '', contentless_delete = 1,
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  tokenize = 'ascii'
 );
+
+-- BM25's collection figures: the number of chunks and of their tokens;
+-- generation counts the index's write transactions, so that a search can
+-- tell whether another process changed the index while it read; next_term
+-- is the id the next frequent word gets (ids are never reused).
+CREATE TABLE fts_stats (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  chunks     INTEGER NOT NULL,
+  tokens     INTEGER NOT NULL,
+  generation INTEGER NOT NULL,
+  next_term  INTEGER NOT NULL
+);
+INSERT INTO fts_stats(id, chunks, tokens, generation, next_term) VALUES (1, 0, 0, 0, 1);
+
+-- Words found in many chunks: their exact document frequency and the
+-- chunks where they weigh most (uvarint chunk id, one byte of weight,
+-- best first), so that a search never visits every chunk holding them.
+CREATE TABLE frequent_terms (
+  term TEXT PRIMARY KEY,
+  id   INTEGER NOT NULL,
+  df   INTEGER NOT NULL,
+  top  BLOB NOT NULL
+) WITHOUT ROWID;
+
+-- The frequent words each chunk holds (their ids, ascending, as uvarint
+-- gaps or, when shorter, a bitmap after a zero byte; ids of words no longer
+-- frequent are ignored), so that removing a chunk lowers their counts
+-- without asking FTS5, which keeps no text.
+CREATE TABLE chunk_terms (
+  id    INTEGER PRIMARY KEY,                    -- the chunk's id
+  terms BLOB NOT NULL
+);
+
+-- Embeddings of chunks (with a model configured), under the model's name
+-- and the hash of the text embedded, so that a rebuild or a moved note
+-- reuses them: each dimension of the unit vector as a signed byte, and
+-- apart, in small rows that a first pass reads quickly, their signs (the
+-- closest by Hamming distance are then compared by cosine). Model output
+-- rather than a function of the files: a rebuild keeps them, and vectors no
+-- chunk uses are dropped after each embedding pass.
+CREATE TABLE chunk_vectors (
+  model     TEXT NOT NULL,
+  text_hash BLOB NOT NULL,
+  vec       BLOB NOT NULL,
+  PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID;
+CREATE TABLE chunk_vector_signs (
+  model     TEXT NOT NULL,
+  text_hash BLOB NOT NULL,
+  bits      BLOB NOT NULL,
+  PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID;
 
 -- Freshness-check cache: per folder, the size and mtime of the notes held.
 CREATE TABLE scan_dirs (
   dir   TEXT PRIMARY KEY,
-  files BLOB NOT NULL
-) WITHOUT ROWID;
+  files BLOB NOT NULL                           -- kept in the row: no overflow pages
+);

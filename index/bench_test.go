@@ -102,12 +102,16 @@ func BenchmarkSyncNoChange10k(b *testing.B) {
 
 func BenchmarkSearch10k(b *testing.B) {
 	ws := benchWorkspace(b, 10000)
+	if dir := os.Getenv("REME_BENCH_WORKSPACE"); dir != "" {
+		// a workspace made by scripts/gencorpus, already indexed
+		ws, _ = store.OpenWorkspace(dir)
+	}
 	ix := openIndex(b, ws, Options{})
 	mustSync(b, ix)
-	for _, q := range []string{"deploy rollback canary", "what did we decide about the gateway latency budget", "登录流程", "item42"} {
+	for _, q := range []string{"deploy rollback canary", "what did we decide about the gateway latency budget", "登录流程", "item42", "release", "zanzibar"} {
 		b.Run(q, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := ix.Search(ctx, SearchOptions{Query: q, Limit: 5}); err != nil {
+				if _, err := ix.Search(ctx, SearchOptions{Query: q, Limit: 5, Context: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -146,6 +150,26 @@ func BenchmarkSyncOneChange10k(b *testing.B) {
 		}
 		if rep := mustSync(b, ix); rep.Modified != 1 {
 			b.Fatalf("modified %d", rep.Modified)
+		}
+	}
+}
+
+// BenchmarkRebuildWorkspace rebuilds the index of a workspace made by
+// scripts/gencorpus (REME_BENCH_WORKSPACE=DIR).
+func BenchmarkRebuildWorkspace(b *testing.B) {
+	dir := os.Getenv("REME_BENCH_WORKSPACE")
+	if dir == "" {
+		b.Skip("set REME_BENCH_WORKSPACE to a workspace made by scripts/gencorpus")
+	}
+	ws, err := store.OpenWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := openIndex(b, ws, Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ix.Rebuild(ctx, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -34,6 +34,16 @@ func FuzzParseQuery(f *testing.F) {
 		mustSync(f, ix)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
+		if ix != nil {
+			// so are the prefix expressions a search falls back to
+			for _, pt := range prefixTerms(ParseQuery(q)) {
+				rows, err := ix.db.Query(`SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?`, pt.expr())
+				if err != nil {
+					t.Fatalf("query %q gave prefix expression %s, which FTS5 refuses: %v", q, pt.expr(), err)
+				}
+				rows.Close()
+			}
+		}
 		expr := ParseQuery(q).MatchExpr()
 		if expr == "" {
 			return

@@ -77,7 +77,7 @@ func search(t testing.TB, ix *Index, q string, opt SearchOptions) []Result {
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}
-	return res
+	return res.Results
 }
 
 func paths(rs []Result) []string {

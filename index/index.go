@@ -46,6 +46,16 @@ type Options struct {
 	Roots        []string // note folders; default daily, digest, memory and archive
 	MaxFileBytes int64
 	Workers      int
+	// FrequentTerms is the number of chunks from which a word is kept in
+	// the frequent-terms table (default DefaultFrequentTerms).
+	FrequentTerms int
+	// TrustWatcher lets Sync skip the scan when a running `reme watch`
+	// vouches that the index is in step (see ServeWatch).
+	TrustWatcher bool
+	// Embedder and Reranker, when set, make searches hybrid (see
+	// vectors.go); without them search is keyword only.
+	Embedder Embedder
+	Reranker Reranker
 	// Progress, when set, receives every sync's progress (a first sync of a
 	// large workspace takes seconds).
 	Progress Progress
@@ -110,6 +120,9 @@ func Open(ctx context.Context, ws *store.Workspace, schema string, opt Options) 
 	}
 	if opt.MaxFileBytes <= 0 {
 		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.FrequentTerms <= 0 {
+		opt.FrequentTerms = DefaultFrequentTerms
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
@@ -256,10 +269,11 @@ func (ix *Index) open(ctx context.Context) error {
 		return fmt.Errorf("open index %s: %w", ix.path, err)
 	}
 	if v == ix.version {
-		// A truncated file can still report its version; make sure the
-		// tables answer before trusting it.
+		// A truncated file can still report its version: counting its
+		// pages finds a file shorter than its header says (one read, where
+		// a query of a table would read all of it).
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM scan_dirs").Scan(&n); err == nil {
+		if err := db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n); err == nil {
 			return nil
 		} else if isCorrupt(err) {
 			return err
@@ -282,6 +296,12 @@ func (ix *Index) create(ctx context.Context) error {
 	}
 	if v == ix.version {
 		return nil // another process created it meanwhile
+	}
+	// Pages freed by FTS5 merges and deletions go back to the file system
+	// (PRAGMA incremental_vacuum after large writes). The mode can only be
+	// chosen before the first table exists; an older file is converted below.
+	if _, err := ix.db.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return fmt.Errorf("create index: %w", err)
 	}
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -314,6 +334,14 @@ func (ix *Index) create(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create index: %w", err)
+	}
+	// An index made before auto_vacuum was set keeps its free pages forever;
+	// converting it costs little now that its tables are empty.
+	var av int
+	if err := ix.db.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&av); err == nil && av != 2 {
+		if _, err := ix.db.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("create index: %w", err)
+		}
 	}
 	if v != 0 {
 		ix.log.Info("index schema changed; rebuilding from the files", "from", v, "to", ix.version)
@@ -372,17 +400,7 @@ func (ix *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer unlock()
 	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin index transaction: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit index: %w", err)
-	}
-	return nil
+	return runTx(tx, err, fn)
 }
 
 // acquire takes the workspace writer lock (re-entrant in this process).

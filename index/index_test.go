@@ -160,12 +160,12 @@ func TestSearchResultShape(t *testing.T) {
 	ws := newWorkspace(t, baseFiles())
 	ix := openIndex(t, ws, Options{})
 	mustSync(t, ix)
-	res := search(t, ix, "recall", SearchOptions{})
+	res := search(t, ix, "recall", SearchOptions{Links: true, Context: 1})
 	if len(res) != 1 {
 		t.Fatalf("got %d results", len(res))
 	}
 	r := res[0]
-	if r.StartLine != 7 || r.EndLine != 10 || r.Name != "retrieval" || r.Date != "2026-06-19" || !cmp.Equal(r.Tags, []string{"search"}) {
+	if r.StartLine != 7 || r.EndLine != 8 || r.Name != "retrieval" || r.Date != "2026-06-19" || !cmp.Equal(r.Tags, []string{"search"}) {
 		t.Errorf("result %+v", r)
 	}
 	if len(r.Outlinks) != 1 || r.Outlinks[0].Path != "daily/2026-06-20/login-refactor.md" || !r.Outlinks[0].Indexed {
@@ -178,8 +178,8 @@ func TestSearchResultShape(t *testing.T) {
 	if !cmp.Equal(in, []string{"daily/2026-06-20/login-refactor.md#Numbers"}) {
 		t.Errorf("inlinks %v", in)
 	}
-	if !strings.Contains(r.Snippet, "recall@10 dropped") {
-		t.Errorf("snippet %q", r.Snippet)
+	if r.Text != "## Numbers\nrecall@10 dropped from 0.83 to 0.61." || r.Match != "all" || r.Scores.Keyword == nil || *r.Scores.Keyword != r.Score {
+		t.Errorf("window %q match %s scores %+v", r.Text, r.Match, r.Scores)
 	}
 	lines := strings.Split(readWS(t, ws, r.Path), "\n")
 	if lines[r.StartLine-1] != "## Numbers" {

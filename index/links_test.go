@@ -78,7 +78,7 @@ func TestObsidianLinksAreResolved(t *testing.T) {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 	// search's link expansion knows them (body links only, as ReMe)
-	res := search(t, ix, "inverters", SearchOptions{})
+	res := search(t, ix, "inverters", SearchOptions{Links: true})
 	for _, r := range res {
 		if r.Path != "digest/wiki/solar power.md" {
 			continue

@@ -19,7 +19,6 @@ type record struct {
 	sha         string
 	name, desc  string
 	date        string
-	fmJSON      string
 	fmErr       string
 	sessionID   string
 	sourceConv  string
@@ -27,8 +26,18 @@ type record struct {
 	dayIndex    bool
 	links       []linkRow
 	tags        []noteTag
-	chunks      []Chunk
+	chunks      []chunkData
 	skipReason  string // set when the note is too large to index
+}
+
+// chunkData is a chunk ready for the index: its token text for FTS5 and
+// its distinct tokens with their weighted frequencies.
+type chunkData struct {
+	Chunk
+	name, desc, body string // FTS5 column text: tokens separated by spaces
+	tokens           int    // tokens in all three columns (BM25's document length)
+	terms            []termFreq
+	textHash         []byte // of embedText, for chunk_vectors
 }
 
 // readRecord reads, hashes and parses one note. The stat is taken from the
@@ -74,7 +83,6 @@ func parseInto(r *record, raw []byte) {
 	r.name = fm.String("name")
 	r.desc = fm.String("description")
 	r.date = store.DateFromPath(r.path)
-	r.fmJSON = fm.JSON()
 	r.sessionID = fm.String("session_id")
 	r.sourceConv = fm.String("source_conversation")
 	r.sourceRes = fm.String("source_resource")
@@ -89,15 +97,28 @@ func parseInto(r *record, raw []byte) {
 	if r.dayIndex {
 		return // linked, listed, but not searched: its text repeats its cards
 	}
-	r.chunks = ChunkMarkdown(n.Body, n.BodyLine, maxChunkBytes)
-	if len(r.chunks) == 0 && (r.name != "" || r.desc != "") {
+	chunks := ChunkMarkdown(n.Body, n.BodyLine, maxChunkBytes)
+	if len(chunks) == 0 && (r.name != "" || r.desc != "") {
 		// A note with only a header stays findable by its name and description.
 		end := n.BodyLine - 1
 		if end < 1 {
 			end = 1
 		}
-		r.chunks = []Chunk{{StartLine: 1, EndLine: end, Text: ""}}
+		chunks = []Chunk{{StartLine: 1, EndLine: end, Text: ""}}
 	}
+	r.chunks = tokenizeChunks(noteTitle(r.path, r.name), r.desc, chunks)
+	for i := range r.chunks {
+		r.chunks[i].textHash = textHash(embedText(noteTitle(r.path, r.name), r.desc, r.chunks[i].Text))
+	}
+}
+
+// noteTitle is what the name column holds: the frontmatter name, else the
+// file name.
+func noteTitle(p, name string) string {
+	if name != "" {
+		return name
+	}
+	return strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".md")
 }
 
 // Where a note's tag was found first.

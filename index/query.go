@@ -8,50 +8,6 @@ import (
 	"github.com/reme-dev/reme/store"
 )
 
-// ftsText prepares text for the FTS5 columns: every CJK character becomes
-// its own token by surrounding it with spaces. Where CJK text is broken by
-// punctuation or space, a boundary token goes in, so that a two-character
-// query does not match across "，" (FTS5 phrases ignore separators). Other
-// text is left to the porter/unicode61 tokenizer.
-func ftsText(s string) string {
-	hasCJK := false
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0xE1 { // lead bytes of U+1100 and above
-			hasCJK = true
-			break
-		}
-	}
-	if !hasCJK {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/2)
-	afterCJK := false // the last token written was a CJK character
-	for _, r := range s {
-		switch {
-		case store.IsCJK(r):
-			b.WriteByte(' ')
-			b.WriteRune(r)
-			b.WriteByte(' ')
-			afterCJK = true
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
-			b.WriteRune(r)
-			afterCJK = false
-		default:
-			if afterCJK {
-				b.WriteString(boundaryToken)
-				afterCJK = false
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// boundaryToken is a private-use character, which unicode61 treats as a
-// token character and no query ever contains.
-const boundaryToken = " \uE000 "
-
 // linkWords replaces each wikilink with the words a reader sees: its alias,
 // or else the file name without folders, date and extension. Otherwise
 // every link would add "daily", "2026" and "md" to the searchable text.
@@ -87,25 +43,42 @@ func linkWords(text string) string {
 
 // Query is a parsed search query.
 type Query struct {
-	Terms    []Term // OR-ed
-	Excluded []Term
+	Terms    []Term // a chunk matches when it has any of them
+	Excluded []Term // a chunk with any of them is left out
+	// Phrase is the query's words in order, as tokens: a window that has
+	// them next to each other matches the exact phrase.
+	Phrase []string
+	// Stops are the words left out as too common to search for.
+	Stops []string
 }
 
-// Term is one FTS5 phrase: its tokens are matched next to each other.
+// Term is one thing to find: a token, or tokens next to each other (a
+// phrase), or a token prefix.
 type Term struct {
-	Text   string // display form, e.g. login, "rate limit", 登录
+	Text   string // as typed, e.g. login, "rate limit", 登录
 	Tokens []string
 	Prefix bool
-	Exact  bool // a quoted phrase or a whole CJK run (boosts exact matches)
+	Quoted bool // a "quoted phrase"
 }
 
-// ParseQuery turns a natural-language question into terms: lower-cased,
-// stop words dropped, CJK runs split into overlapping bigrams (so a
-// two-character word such as 登录 always matches), quoted phrases kept as
-// written, -term excluded, a trailing * for prefixes.
+// queryStop are words questions are made of that the index keeps but a
+// query does not look for (compared as stems).
+var queryStop = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range store.WordSet(`tell know knows remember anything something thing things everything please happen happened happening`) {
+		m[string(porterStem([]byte(w)))] = true
+	}
+	return m
+}()
+
+// ParseQuery turns a natural-language question into terms, using the
+// index's own tokenizer (lower case, no accents, Porter stems): stop words
+// dropped, CJK runs split into overlapping character pairs (a single CJK
+// character is a prefix), quoted phrases kept as written, -term excluded,
+// a trailing * for prefixes.
 func ParseQuery(q string) Query {
 	var out Query
-	var stopped []Term // stop-word terms, used if nothing else is left
+	var stopTerms []Term
 	rest := q
 	for {
 		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
@@ -134,25 +107,26 @@ func ParseQuery(q string) Query {
 			}
 			word, rest = rest[:end], rest[end:]
 		}
-		var terms, stops []Term
+		var terms, cjkStops []Term
+		var phrase, stops []string
 		if quoted {
-			if t, ok := phraseTerm(word); ok {
-				t.Exact = true
-				terms = append(terms, t)
-			}
+			terms, phrase = quotedTerms(word)
 		} else {
-			terms, stops = wordTerms(word)
+			terms, cjkStops, phrase, stops = wordTerms(word)
 		}
 		if neg {
 			out.Excluded = append(out.Excluded, terms...)
-			out.Excluded = append(out.Excluded, stops...)
+			out.Excluded = append(out.Excluded, cjkStops...)
 			continue
 		}
 		out.Terms = append(out.Terms, terms...)
-		stopped = append(stopped, stops...)
+		out.Phrase = append(out.Phrase, phrase...)
+		out.Stops = append(out.Stops, stops...)
+		stopTerms = append(stopTerms, cjkStops...)
 	}
 	if len(out.Terms) == 0 {
-		out.Terms = stopped
+		// CJK function words are indexed: a query of nothing else looks for them.
+		out.Terms = stopTerms
 	}
 	out.Terms = dedupeTerms(out.Terms)
 	out.Excluded = dedupeTerms(out.Excluded)
@@ -163,10 +137,7 @@ func dedupeTerms(ts []Term) []Term {
 	seen := map[string]bool{}
 	out := ts[:0]
 	for _, t := range ts {
-		k := strings.Join(t.Tokens, " ")
-		if t.Prefix {
-			k += "*"
-		}
+		k := t.key()
 		if seen[k] {
 			continue
 		}
@@ -176,144 +147,167 @@ func dedupeTerms(ts []Term) []Term {
 	return out
 }
 
-// tokens splits text into lower-cased letter/digit runs, each CJK character
-// on its own.
-func tokens(s string) []string {
-	var out []string
-	start := -1
-	flush := func(i int) {
-		if start >= 0 {
-			out = append(out, strings.ToLower(s[start:i]))
-			start = -1
-		}
+func (t Term) key() string {
+	k := strings.Join(t.Tokens, " ")
+	if t.Prefix {
+		k += "*"
 	}
-	for i, r := range s {
-		switch {
-		case store.IsCJK(r):
-			flush(i)
-			out = append(out, string(r))
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
-			if start < 0 {
-				start = i
-			}
-		default:
-			flush(i)
-		}
-	}
-	flush(len(s))
-	return out
+	return k
 }
 
-func phraseTerm(s string) (Term, bool) {
-	toks := tokens(s)
-	if len(toks) == 0 {
-		return Term{}, false
+// queryTokens tokenizes query text: stop words reported, CJK runs as
+// pairs only (a lone character is kept).
+func queryTokens(s string, fn func(tok string, stop bool)) {
+	tk := tokenizer{keepStop: true, noTail: true}
+	tk.each(s, func(tok []byte, stop, _ bool) { fn(string(tok), stop) })
+}
+
+// quotedTerms makes one phrase term of a quoted phrase. Stop words are not
+// in the index, so they are not in the phrase either. A phrase is cut after
+// each CJK run, whose last character the index holds apart: the pieces
+// must all match.
+func quotedTerms(s string) (terms []Term, phrase []string) {
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			terms = append(terms, Term{Text: strings.TrimSpace(s), Tokens: cur, Quoted: true})
+			cur = nil
+		}
 	}
-	return Term{Text: strings.TrimSpace(s), Tokens: toks}, true
+	prevCJK := false
+	queryTokens(s, func(tok string, stop bool) {
+		if stop {
+			return
+		}
+		cjk := store.IsCJK(firstRune(tok))
+		if prevCJK && !cjk {
+			flush()
+		}
+		prevCJK = cjk
+		cur = append(cur, tok)
+		phrase = append(phrase, tok)
+	})
+	flush()
+	return terms, phrase
 }
 
 // wordTerms handles one whitespace-separated word. Latin words joined by
 // punctuation (foo-bar, v1.2, recall@10) stay one phrase; CJK runs become
-// bigrams. Stop words are returned separately.
-func wordTerms(w string) (terms, stops []Term) {
+// their character pairs; a lone CJK character and a word ending in * are
+// prefixes.
+func wordTerms(w string) (terms, cjkStops []Term, phrase, stops []string) {
 	prefix := strings.HasSuffix(w, "*")
 	w = strings.TrimRight(w, "*")
 	w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	if w == "" {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
-	// split into CJK and non-CJK runs
-	var runs []struct {
-		text string
-		cjk  bool
-	}
-	cur, curCJK := strings.Builder{}, false
-	for _, r := range w {
-		c := store.IsCJK(r)
-		if cur.Len() > 0 && c != curCJK {
-			runs = append(runs, struct {
-				text string
-				cjk  bool
-			}{cur.String(), curCJK})
-			cur.Reset()
+	var latin []string // tokens of the current non-CJK part
+	var latinText strings.Builder
+	flushLatin := func(last bool) {
+		if len(latin) > 0 {
+			terms = append(terms, Term{Text: latinText.String(), Tokens: latin, Prefix: prefix && last})
 		}
-		curCJK = c
-		cur.WriteRune(r)
+		latin = nil
+		latinText.Reset()
 	}
-	runs = append(runs, struct {
-		text string
-		cjk  bool
-	}{cur.String(), curCJK})
-	for i, run := range runs {
-		if run.cjk {
-			t, s := cjkTerms(run.text)
-			terms, stops = append(terms, t...), append(stops, s...)
+	// Walk the word in runs of CJK and other characters.
+	for len(w) > 0 {
+		r, _ := utf8.DecodeRuneInString(w)
+		cjk := store.IsCJK(r)
+		end := strings.IndexFunc(w, func(r rune) bool { return store.IsCJK(r) != cjk })
+		if end < 0 {
+			end = len(w)
+		}
+		part := w[:end]
+		w = w[end:]
+		last := w == ""
+		if cjk {
+			flushLatin(false)
+			t, st, p := cjkTerms(part, prefix && last)
+			terms = append(terms, t...)
+			cjkStops = append(cjkStops, st...)
+			phrase = append(phrase, p...)
 			continue
 		}
-		toks := tokens(run.text)
-		if len(toks) == 0 {
-			continue
+		type qtok struct {
+			tok  string
+			stop bool
 		}
-		t := Term{Text: run.text, Tokens: toks, Prefix: prefix && i == len(runs)-1}
-		if len(toks) == 1 && englishStop[toks[0]] && !t.Prefix {
-			stops = append(stops, t)
-			continue
+		var toks []qtok
+		queryTokens(part, func(tok string, stop bool) { toks = append(toks, qtok{tok, stop}) })
+		if prefix && last && len(toks) > 0 {
+			// A prefix is matched as typed (lower case, no accents), not stemmed.
+			i := strings.LastIndexFunc(part, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			toks[len(toks)-1] = qtok{foldWord(part[i+1:]), false}
 		}
-		terms = append(terms, t)
+		for _, t := range toks {
+			if t.stop || queryStop[t.tok] {
+				stops = append(stops, t.tok)
+				continue
+			}
+			latin = append(latin, t.tok)
+			phrase = append(phrase, t.tok)
+		}
+		if len(latin) > 0 {
+			latinText.WriteString(part)
+		}
+		flushLatin(last)
 	}
-	return terms, stops
+	return terms, cjkStops, phrase, stops
 }
 
-// cjkTerms makes overlapping bigrams of a CJK run, dropping function-word
-// bigrams; a run of three or more characters also goes in whole, so notes
-// containing the exact wording rank first.
-func cjkTerms(run string) (terms, stops []Term) {
+// cjkTerms makes the character pairs of a CJK run, without pairs of
+// function words; a lone character is a prefix (it also starts pairs).
+func cjkTerms(run string, prefix bool) (terms, stops []Term, phrase []string) {
 	rs := []rune(run)
 	if len(rs) == 1 {
-		t := Term{Text: run, Tokens: []string{run}}
-		if cjkStopChars[rs[0]] {
-			return nil, []Term{t}
+		t := []Term{{Text: run, Tokens: []string{run}, Prefix: true}}
+		if cjkStopChars[rs[0]] && !prefix {
+			return nil, t, nil
 		}
-		return []Term{t}, nil
-	}
-	if len(rs) >= 3 && !cjkStopWords[run] {
-		toks := make([]string, len(rs))
-		for i, r := range rs {
-			toks[i] = string(r)
-		}
-		terms = append(terms, Term{Text: run, Tokens: toks, Exact: true})
+		return t, nil, []string{run}
 	}
 	for i := 0; i+1 < len(rs); i++ {
 		bg := string(rs[i : i+2])
-		t := Term{Text: bg, Tokens: []string{string(rs[i]), string(rs[i+1])}}
+		phrase = append(phrase, bg)
+		t := Term{Text: bg, Tokens: []string{bg}}
 		if cjkStopWords[bg] || cjkStopChars[rs[i]] || cjkStopChars[rs[i+1]] {
 			stops = append(stops, t)
 			continue
 		}
 		terms = append(terms, t)
 	}
-	return terms, stops
+	if prefix {
+		last := string(rs[len(rs)-1])
+		terms = append(terms, Term{Text: last, Tokens: []string{last}, Prefix: true})
+	}
+	return terms, stops, phrase
 }
 
-// MatchExpr renders the query as an FTS5 MATCH expression. Every token is a
-// double-quoted string, so user text never reaches the FTS5 grammar.
-func (q Query) MatchExpr() string {
-	if len(q.Terms) == 0 {
+// matchExpr renders terms as an FTS5 MATCH expression (any of them, none
+// of the excluded). Every token is a double-quoted string, so user text
+// never reaches the FTS5 grammar.
+func matchExpr(terms, excluded []Term) string {
+	if len(terms) == 0 {
 		return ""
 	}
-	parts := make([]string, len(q.Terms))
-	for i, t := range q.Terms {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
 		parts[i] = t.expr()
 	}
 	expr := strings.Join(parts, " OR ")
-	if len(q.Excluded) > 0 {
+	if len(excluded) > 0 {
 		expr = "(" + expr + ")"
-		for _, t := range q.Excluded {
+		for _, t := range excluded {
 			expr += " NOT " + t.expr()
 		}
 	}
 	return expr
 }
+
+// MatchExpr renders the query as an FTS5 MATCH expression.
+func (q Query) MatchExpr() string { return matchExpr(q.Terms, q.Excluded) }
 
 func (t Term) expr() string {
 	s := `"` + strings.ReplaceAll(strings.Join(t.Tokens, " "), `"`, `""`) + `"`
@@ -323,20 +317,16 @@ func (t Term) expr() string {
 	return s
 }
 
-// Highlights are the strings a snippet looks for.
-func (q Query) Highlights() []string {
-	var out []string
-	for _, t := range q.Terms {
-		if len(t.Tokens) == 0 {
-			continue
-		}
-		if store.IsCJK(firstRune(t.Tokens[0])) {
-			out = append(out, strings.Join(t.Tokens, ""))
-		} else {
-			out = append(out, strings.Join(t.Tokens, " "), t.Tokens[0])
+// foldWord lower-cases s and takes the accents off Latin letters, as the
+// tokenizer does, without stemming.
+func foldWord(s string) string {
+	var b []byte
+	for _, r := range s {
+		if r != '\'' && r != '’' {
+			b = appendFolded(b, r)
 		}
 	}
-	return out
+	return string(b)
 }
 
 func firstRune(s string) rune {

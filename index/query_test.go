@@ -10,18 +10,22 @@ func TestParseQueryMatchExpr(t *testing.T) {
 	tests := []struct {
 		in, want string
 	}{
-		{"What did we decide about the login flow?", `"decide" OR "login" OR "flow"`},
+		{"What did we decide about the login flow?", `"decid" OR "login" OR "flow"`},
 		{`"rate limit" -oauth`, `("rate limit") NOT "oauth"`},
-		{"foo-bar v1.2 recall@10", `"foo bar" OR "v1 2" OR "recall 10"`},
+		{"foo-bar v1.2 recall@10", `"foo bar" OR "v1 2" OR "recal 10"`},
 		{"Deploy*", `"deploy"*`},
-		{"登录", `"登 录"`},
-		{"登录流程", `"登 录 流 程" OR "登 录" OR "录 流" OR "流 程"`},
-		{"我们的登录", `"我 们 的 登 录" OR "登 录"`},
-		{"the", `"the"`},
+		{"deployments*", `"deployments"*`},
+		{"登录", `"登录"`},
+		{"登录流程", `"登录" OR "录流" OR "流程"`},
+		{"我们的登录", `"登录"`},
+		{"登", `"登"*`},
+		{"the", ``},
 		{"login login LOGIN", `"login"`},
 		{`AND OR NEAR( * "`, `"near"`},
-		{`a"b`, `"a b"`},
-		{"登录 timeout", `"登 录" OR "timeout"`},
+		{`a"b`, `"b"`},
+		{"登录 timeout", `"登录" OR "timeout"`},
+		{"Caroline's café", `"carolin" OR "cafe"`},
+		{`"使用OAuth登录"`, `"使用" OR "oauth 登录"`},
 		{"!!! ???", ``},
 		{"-only", ``},
 	}
@@ -34,7 +38,7 @@ func TestParseQueryMatchExpr(t *testing.T) {
 }
 
 func TestParseQueryTerms(t *testing.T) {
-	q := ParseQuery(`"Exact Phrase" -skip 部署`)
+	q := ParseQuery(`"Exact Phrase" -skip 部署 what is it`)
 	var got []string
 	for _, term := range q.Terms {
 		got = append(got, term.Text)
@@ -45,25 +49,14 @@ func TestParseQueryTerms(t *testing.T) {
 	if len(q.Excluded) != 1 || q.Excluded[0].Tokens[0] != "skip" {
 		t.Errorf("excluded = %+v", q.Excluded)
 	}
-	if !q.Terms[0].Exact {
-		t.Error("a quoted phrase is exact")
+	if !q.Terms[0].Quoted {
+		t.Error("a quoted phrase is quoted")
 	}
-}
-
-func TestFTSText(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain ascii", "plain ascii"},
-		{"登录流程", " 登  录  流  程 "},
-		{"使用OAuth登录", " 使  用 OAuth 登  录 "},
-		{"カタカナ", " カ  タ  カ  ナ "},
-		{"한국어 텍스트", " 한  국  어  \uE000   텍  스  트 "},
-		{"流程。时间", " 流  程  \uE000 。 时  间 "},
-		{"naïve café", "naïve café"},
+	if diff := cmp.Diff([]string{"exact", "phrase", "部署"}, q.Phrase); diff != "" {
+		t.Errorf("phrase (-want +got):\n%s", diff)
 	}
-	for _, tt := range tests {
-		if got := ftsText(tt.in); got != tt.want {
-			t.Errorf("ftsText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+	if diff := cmp.Diff([]string{"what", "is", "it"}, q.Stops); diff != "" {
+		t.Errorf("stops (-want +got):\n%s", diff)
 	}
 }
 

@@ -86,7 +86,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 			if err != nil {
 				t.Fatalf("search: %v", err)
 			}
-			if got := sortedPaths(res); !cmp.Equal(got, []string{"daily/2026-06-20/login-refactor.md", "digest/wiki/oidc.md"}) {
+			if got := sortedPaths(res.Results); !cmp.Equal(got, []string{"daily/2026-06-20/login-refactor.md", "digest/wiki/oidc.md"}) {
 				t.Errorf("search oidc: %v", got)
 			}
 			if tc == "stale index" {

@@ -28,14 +28,17 @@ type FileResult struct {
 
 // SyncReport summarises a sync or a rebuild.
 type SyncReport struct {
-	Added     int           `json:"added"`
-	Modified  int           `json:"modified"`
-	Deleted   int           `json:"deleted"`
-	Unchanged int           `json:"unchanged"`
-	Indexed   int           `json:"indexed"`
-	Problems  []FileResult  `json:"problems"` // failures and skips
-	Files     []FileResult  `json:"files"`    // every file, on a rebuild only
-	Elapsed   time.Duration `json:"-"`
+	Added     int          `json:"added"`
+	Modified  int          `json:"modified"`
+	Deleted   int          `json:"deleted"`
+	Unchanged int          `json:"unchanged"`
+	Indexed   int          `json:"indexed"`
+	Problems  []FileResult `json:"problems"` // failures and skips
+	Files     []FileResult `json:"files"`    // every file, on a rebuild only
+	// Vouched is set when a running watcher vouched for the index, so that
+	// no scan was needed.
+	Vouched bool          `json:"vouched,omitempty"`
+	Elapsed time.Duration `json:"-"`
 }
 
 // Progress receives (done, total) while a sync applies changes.
@@ -45,12 +48,32 @@ type Progress func(done, total int)
 // confirm, then added, modified and deleted notes applied in one
 // transaction. Running it again with nothing changed does nothing.
 func (ix *Index) Sync(ctx context.Context) (*SyncReport, error) {
+	if rep, ok := ix.watcherSync(ctx); ok {
+		return rep, nil
+	}
 	return ix.sync(ctx, false, nil)
 }
 
 // SyncProgress is Sync with a progress callback.
 func (ix *Index) SyncProgress(ctx context.Context, progress Progress) (*SyncReport, error) {
+	if rep, ok := ix.watcherSync(ctx); ok {
+		return rep, nil
+	}
 	return ix.sync(ctx, false, progress)
+}
+
+// watcherSync is a sync that a running watcher answered (with
+// TrustWatcher): nothing to do here.
+func (ix *Index) watcherSync(ctx context.Context) (*SyncReport, bool) {
+	start := time.Now()
+	ok, why := ix.askWatcher(ctx)
+	if why != "not asked" && why != "no watcher" {
+		ix.log.Info("freshness", "watcher", why, "elapsed", elapsed(start))
+	}
+	if !ok {
+		return nil, false
+	}
+	return &SyncReport{Vouched: true, Elapsed: time.Since(start)}, true
 }
 
 // Rebuild throws the index content away and indexes every note again.
@@ -106,6 +129,12 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		if changes, err = diffListings(disk, cached); err != nil {
 			return nil, err
 		}
+		if len(cached) == 0 && len(changes) > 0 {
+			// An empty index (a first search, a new schema): indexing
+			// every note is a rebuild, which counts the words in memory
+			// instead of asking FTS5 about each new one.
+			full = true
+		}
 	}
 	if len(changes) == 0 && !full {
 		rep.Unchanged = total
@@ -122,12 +151,24 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 		rep.Elapsed = time.Since(start)
 		return rep, nil
 	}
-	if err := ix.write(ctx, func(tx *sql.Tx) error {
+	write := ix.write
+	if full {
+		write = ix.writeBulk
+	}
+	if err := write(ctx, func(tx *sql.Tx) error {
 		return ix.apply(ctx, tx, changes, full, rep, progress)
 	}); err != nil {
 		return nil, err
 	}
 	if full || len(changes) > 500 {
+		// Give the pages that merges and deletions freed back to the file
+		// system, then fold the WAL in so that the next process opens fast.
+		if err := ix.write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "PRAGMA incremental_vacuum")
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("free index pages: %w", err)
+		}
 		ix.checkpoint(ctx)
 	}
 	rep.Unchanged = total - rep.Added - rep.Modified
@@ -142,6 +183,45 @@ func (ix *Index) sync(ctx context.Context, full bool, progress Progress) (*SyncR
 	rep.Elapsed = time.Since(start)
 	ix.log.Debug("index sync", "added", rep.Added, "modified", rep.Modified, "deleted", rep.Deleted, "elapsed", elapsed(start))
 	return rep, nil
+}
+
+// writeBulk is write for a rebuild: on a connection of its own with
+// foreign keys off, so that emptying the tables is a truncation rather than
+// a check of every row (the rebuild then inserts notes before what refers
+// to them).
+func (ix *Index) writeBulk(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	unlock, err := ix.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	conn, err := ix.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+	tx, err := conn.BeginTx(ctx, nil)
+	return runTx(tx, err, fn)
+}
+
+// runTx runs fn in the transaction just begun (or passes on why it could
+// not begin) and commits it.
+func runTx(tx *sql.Tx, err error, fn func(tx *sql.Tx) error) error {
+	if err != nil {
+		return fmt.Errorf("begin index transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
 }
 
 // skippedByScan picks the scan's own skips (symlinks, special files), which
@@ -208,21 +288,24 @@ func (ix *Index) loadScanCache(ctx context.Context) (map[string][]byte, error) {
 // apply writes changes inside tx. Files are read and parsed by parallel
 // workers while this goroutine inserts.
 func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full bool, rep *SyncReport, progress Progress) error {
-	w, err := newWriter(ctx, tx)
-	if err != nil {
-		return err
-	}
-	defer w.close()
 	if full {
 		// A rebuild touches every page: give it a large cache. Everyday
 		// commands keep SQLite's small default, which starts faster.
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -32000"); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
-		if err := w.clear(ctx); err != nil {
-			return err
+		// FTS5 writes a segment each time its in-memory table reaches
+		// hashsize (1 MB by default), and merges them later: a larger one
+		// for the rebuild means far fewer segments to merge.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 16*1024*1024)`); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
+	w, err := newWriter(ctx, tx, ix.opt.FrequentTerms, full)
+	if err != nil {
+		return err
+	}
+	defer w.close()
 	dirs := map[string]bool{}
 	var reads []change
 	// Links are resolved against the notes as they will be when this
@@ -349,7 +432,13 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			return err
 		}
 	}
+	if err := w.finish(ctx); err != nil {
+		return err
+	}
 	if full {
+		if err := w.restoreIndexes(ctx); err != nil {
+			return err
+		}
 		if err := w.rebuildScanCache(ctx); err != nil {
 			return err
 		}
@@ -376,6 +465,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 			return fmt.Errorf("rebuild: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "PRAGMA cache_size = -2000"); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunk_fts(chunk_fts, rank) VALUES('hashsize', 1024*1024)`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}

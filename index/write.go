@@ -11,31 +11,52 @@ import (
 
 // writer holds the prepared statements of one write transaction.
 type writer struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
+	tx      *sql.Tx
+	stmts   map[string]*sql.Stmt
+	terms   *termTracker
+	indexes []string // dropped for a rebuild, to create again at its end
 }
 
 var writerSQL = map[string]string{
-	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256, frontmatter,
+	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
 		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	"link": `INSERT INTO links(note_id, target, anchor, alias, embed, line, written, markdown, field, name, status, candidates)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"noteName": `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
-	"tag":      `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
-	"chunk":    `INSERT INTO chunks(note_id, start_line, end_line, text) VALUES (?, ?, ?, ?)`,
-	"fts":      `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
-	"lookup":   `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
-	"touch":    `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
-	"ftsDel":   `DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id = ?)`,
-	"noteDel":  `DELETE FROM notes WHERE id = ?`,
-	"dirFiles": `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
-	"dirPut":   `INSERT OR REPLACE INTO scan_dirs(dir, files) VALUES (?, ?)`,
-	"dirDel":   `DELETE FROM scan_dirs WHERE dir = ?`,
+	"noteName":     `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
+	"tag":          `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
+	"chunk":        `INSERT INTO chunks(note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?)`,
+	"fts":          `INSERT INTO chunk_fts(rowid, name, description, body) VALUES (?, ?, ?, ?)`,
+	"lookup":       `SELECT id, sha256, size, mtime FROM notes WHERE path = ?`,
+	"touch":        `UPDATE notes SET size = ?, mtime = ? WHERE id = ?`,
+	"noteChunks":   `SELECT min(id), max(id), count(*), coalesce(sum(tokens), 0) FROM chunks WHERE note_id = ?`,
+	"ftsDel":       `DELETE FROM chunk_fts WHERE rowid BETWEEN ? AND ?`,
+	"termsOf":      `SELECT terms FROM chunk_terms WHERE id BETWEEN ? AND ?`,
+	"termsGet":     `SELECT terms FROM chunk_terms WHERE id = ?`,
+	"termsPut":     `INSERT OR REPLACE INTO chunk_terms(id, terms) VALUES (?, ?)`,
+	"termsDel":     `DELETE FROM chunk_terms WHERE id BETWEEN ? AND ?`,
+	"ftsFirst":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid LIMIT ?`,
+	"ftsCount":     `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`,
+	"ftsCountUpTo": `SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)`,
+	"ftsScore":     `SELECT rowid, bm25(chunk_fts, 4, 2, 1) FROM chunk_fts WHERE chunk_fts MATCH ?`,
+	"freqPut":      `INSERT OR REPLACE INTO frequent_terms(term, id, df, top) VALUES (?, ?, ?, ?)`,
+	"freqDel":      `DELETE FROM frequent_terms WHERE term = ?`,
+	"noteDel":      `DELETE FROM notes WHERE id = ?`,
+	"dirFiles":     `SELECT path, size, mtime FROM notes WHERE dir = ? ORDER BY path`,
+	"dirPut":       `INSERT OR REPLACE INTO scan_dirs(dir, files) VALUES (?, ?)`,
+	"dirDel":       `DELETE FROM scan_dirs WHERE dir = ?`,
 }
 
-func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
+func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*writer, error) {
 	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
+	if full {
+		if err := w.clear(ctx); err != nil {
+			return nil, err
+		}
+		if err := w.dropIndexes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for k, q := range writerSQL {
 		st, err := tx.PrepareContext(ctx, q)
 		if err != nil {
@@ -44,10 +65,23 @@ func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
 		}
 		w.stmts[k] = st
 	}
+	t, err := newTermTracker(ctx, w, frequent, full)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	w.terms = t
 	return w, nil
 }
 
+// finish writes what the transaction's changes did to the statistics and
+// the frequent-terms table.
+func (w *writer) finish(ctx context.Context) error { return w.terms.finish(ctx) }
+
 func (w *writer) close() {
+	if w.terms != nil {
+		w.terms.close()
+	}
 	for _, st := range w.stmts {
 		st.Close()
 	}
@@ -58,11 +92,52 @@ func (w *writer) clear(ctx context.Context) error {
 	for _, q := range []string{
 		`INSERT INTO chunk_fts(chunk_fts) VALUES('delete-all')`,
 		`DELETE FROM links`, `DELETE FROM note_names`, `DELETE FROM tags`, `DELETE FROM chunks`, `DELETE FROM notes`, `DELETE FROM scan_dirs`,
+		`DELETE FROM frequent_terms`, `DELETE FROM chunk_terms`, `UPDATE fts_stats SET chunks = 0, tokens = 0, next_term = 1`,
 	} {
 		if _, err := w.tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("clear index: %w", err)
 		}
 	}
+	return nil
+}
+
+// dropIndexes takes the secondary indexes away for a rebuild: building
+// each at the end from the loaded tables, in order, costs far less than
+// keeping it up to date row by row. restoreIndexes puts them back.
+func (w *writer) dropIndexes(ctx context.Context) error {
+	rows, err := w.tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, q string
+		if err := rows.Scan(&name, &q); err != nil {
+			rows.Close()
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		names = append(names, name)
+		w.indexes = append(w.indexes, q)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	for _, n := range names {
+		if _, err := w.tx.ExecContext(ctx, `DROP INDEX "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *writer) restoreIndexes(ctx context.Context) error {
+	for _, q := range w.indexes {
+		if _, err := w.tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	w.indexes = nil
 	return nil
 }
 
@@ -121,7 +196,7 @@ func nullable(s string) any {
 
 func (w *writer) insert(ctx context.Context, r *record) error {
 	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
-		r.fmJSON, nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
+		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason))
 	if err != nil {
 		return err
 	}
@@ -143,14 +218,9 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 			return err
 		}
 	}
-	name := r.name
-	if name == "" {
-		name = strings.TrimSuffix(r.path[strings.LastIndexByte(r.path, '/')+1:], ".md")
-	}
-	ftsName, ftsDesc := ftsText(name), ftsText(r.desc)
-	for _, c := range r.chunks {
-		body := ftsText(linkWords(c.Text))
-		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.Text)
+	for i := range r.chunks {
+		c := &r.chunks[i]
+		res, err := w.stmts["chunk"].ExecContext(ctx, id, c.StartLine, c.EndLine, c.tokens, c.textHash)
 		if err != nil {
 			return err
 		}
@@ -158,7 +228,10 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.stmts["fts"].ExecContext(ctx, cid, ftsName, ftsDesc, body); err != nil {
+		if _, err := w.stmts["fts"].ExecContext(ctx, cid, c.name, c.desc, c.body); err != nil {
+			return err
+		}
+		if err := w.terms.inserted(ctx, cid, c); err != nil {
 			return err
 		}
 	}
@@ -183,9 +256,25 @@ func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 	return true, nil
 }
 
+// deleteID removes a note and its chunks. A note's chunks have
+// consecutive ids, inserted together.
 func (w *writer) deleteID(ctx context.Context, id int64) error {
-	if _, err := w.stmts["ftsDel"].ExecContext(ctx, id); err != nil {
+	var lo, hi sql.NullInt64
+	var n int
+	var tokens int64
+	if err := w.stmts["noteChunks"].QueryRowContext(ctx, id).Scan(&lo, &hi, &n, &tokens); err != nil {
 		return err
+	}
+	if n > 0 {
+		if hi.Int64-lo.Int64+1 != int64(n) {
+			return fmt.Errorf("chunks of note %d are not consecutive", id)
+		}
+		if err := w.terms.deleting(ctx, lo.Int64, hi.Int64, n, tokens); err != nil {
+			return err
+		}
+		if _, err := w.stmts["ftsDel"].ExecContext(ctx, lo.Int64, hi.Int64); err != nil {
+			return err
+		}
 	}
 	_, err := w.stmts["noteDel"].ExecContext(ctx, id)
 	return err

@@ -26,6 +26,14 @@ type WatchOptions struct {
 	Debounce  time.Duration
 	Reconcile time.Duration                 // full scan interval
 	Report    func(format string, a ...any) // progress and results (stderr)
+	// Vouch, when set, is told after each batch that carried cookies
+	// (store.WatchBatch.Cookies) whether the index is now in step with
+	// every change made before them: the notes of the batch were indexed,
+	// or everything was reconciled after an overflow.
+	Vouch func(cookies []string, ok bool)
+	// Indexed, when set, is called after each batch and reconcile, with no
+	// lock held (it may call a model: embeddings of what was indexed).
+	Indexed func(ctx context.Context)
 }
 
 // Watch runs until ctx ends: changes under resource/ go to auto_resource,
@@ -51,6 +59,7 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 	if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
 		opt.Report("reconcile: %v", err)
 	}
+	w.indexed(ctx)
 	tick := time.NewTicker(opt.Reconcile)
 	defer tick.Stop()
 	for {
@@ -61,20 +70,36 @@ func Watch(ctx context.Context, env *Env, opt WatchOptions) error {
 			if err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
 				opt.Report("reconcile: %v", err)
 			}
+			w.indexed(ctx)
 		case b, ok := <-batches:
 			if !ok {
 				return nil
 			}
 			if b.Overflow {
 				opt.Report("events may have been lost; reconciling everything")
-				err = w.reconcile(ctx)
+				err = w.env.Index.Sync(ctx)
+				w.vouch(b.Cookies, err)
+				if err == nil {
+					err = w.reconcileResources(ctx)
+				}
 			} else {
-				err = w.handle(ctx, b.Paths)
+				err = w.handleNotes(ctx, b.Paths)
+				w.vouch(b.Cookies, err)
+				if err == nil {
+					err = w.handle(ctx, b.Paths)
+				}
 			}
 			if err != nil && ctx.Err() == nil {
 				opt.Report("%v", err)
 			}
+			w.indexed(ctx)
 		}
+	}
+}
+
+func (w *watcher) indexed(ctx context.Context) {
+	if w.opt.Indexed != nil && ctx.Err() == nil {
+		w.opt.Indexed(ctx)
 	}
 }
 
@@ -102,23 +127,49 @@ func (w *watcher) watchable(rel string) bool {
 	return textResourceTypes[ext]
 }
 
-// handle processes one batch of hinted paths, decided by their final state.
-func (w *watcher) handle(ctx context.Context, paths []string) error {
+func (w *watcher) vouch(cookies []string, err error) {
+	if len(cookies) > 0 && w.opt.Vouch != nil {
+		w.opt.Vouch(cookies, err == nil)
+	}
+}
+
+// handleNotes brings the index in step with the notes of a batch, before
+// any resource is handled (which may wait on a model).
+func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 	var notes []string
-	var resources []string
+	folder := false
 	for _, p := range paths {
-		switch {
-		case strings.HasPrefix(p, store.ResourceDir+"/"):
-			resources = append(resources, p)
-		case strings.HasPrefix(p, store.DailyDir+"/") || strings.HasPrefix(p, store.DigestDir+"/"):
+		if top, _, _ := strings.Cut(p, "/"); top == store.ResourceDir || top == store.SessionDir {
+			continue // the index keeps to its own folders (daily/, digest/, memory/, archive/)
+		}
+		if strings.HasSuffix(p, ".md") {
 			notes = append(notes, p)
+		} else if _, err := os.Lstat(w.env.WS.Abs(p)); errors.Is(err, fs.ErrNotExist) {
+			folder = true
 		}
 	}
-	if len(notes) > 0 {
+	switch {
+	case folder:
 		// A removed folder arrives as one path: a sync handles that and
 		// any note inside it.
 		if err := w.env.Index.Sync(ctx); err != nil {
 			return fmt.Errorf("index: %w", err)
+		}
+	case len(notes) > 0:
+		if err := w.env.Index.UpdatePaths(ctx, notes...); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// handle processes the resources of a batch of hinted paths, decided by
+// their final state.
+func (w *watcher) handle(ctx context.Context, paths []string) error {
+	var resources []string
+	for _, p := range paths {
+		if strings.HasPrefix(p, store.ResourceDir+"/") {
+			resources = append(resources, p)
 		}
 	}
 	if len(resources) == 0 {
@@ -253,6 +304,11 @@ func (w *watcher) reconcile(ctx context.Context) error {
 	if err := w.env.Index.Sync(ctx); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	return w.reconcileResources(ctx)
+}
+
+// reconcileResources compares every resource with its card.
+func (w *watcher) reconcileResources(ctx context.Context) error {
 	sources, err := w.cardsBySource(ctx)
 	if err != nil {
 		return err

@@ -2,34 +2,65 @@
 # Measures reme as a user runs it: whole processes on a generated workspace of
 # N cards (default 10,000). Prints one line per figure (medians of RUNS runs).
 #
-#   scripts/bench.sh            # N=10000 RUNS=11
-#   N=2000 RUNS=5 scripts/bench.sh
+#   scripts/bench.sh                  # N=10000 RUNS=11
+#   N=100000 RUNS=11 scripts/bench.sh # 100k cards: several minutes
+#   N=2000 RUNS=5 ONLY=search scripts/bench.sh
+#
+# ONLY=search measures the index and search figures only (no auto_memory,
+# watch latency or vision); HYBRID=0 leaves out hybrid search.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-10000}
 RUNS=${RUNS:-11}
+REINDEX_RUNS=${REINDEX_RUNS:-3}
+HYBRID=${HYBRID:-1}
+ONLY=${ONLY:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/reme-bench.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
 
 CGO_ENABLED=0 go build -o "$dir/reme" .
 go build -o "$dir/benchrun" ./scripts/benchrun
+go build -o "$dir/fakecohere" ./scripts/fakecohere
 reme="$dir/reme"
 run="$dir/benchrun"
 ws="$dir/ws"
+# Keyword figures must not depend on keys in the caller's environment.
+unset COHERE_API_KEY CO_API_KEY OPENAI_API_KEY LLM_API_KEY EMBEDDING_API_KEY REME_LLM_BASE_URL 2>/dev/null || true
 
 echo "# reme $("$reme" version | cut -d' ' -f2-), $(nproc) cores, $(go env GOOS)/$(go env GOARCH), $(date -u +%Y-%m-%d)"
-echo "binary (CGO_ENABLED=0)              $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
+echo "binary (CGO_ENABLED=0)             $(($(stat -c %s "$reme") / 1024 / 1024)) MB"
 CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dir/reme-stripped" .
-echo "binary (CGO_ENABLED=0, -s -w)       $(($(stat -c %s "$dir/reme-stripped") / 1024 / 1024)) MB"
+echo "binary (CGO_ENABLED=0, -s -w)      $(($(stat -c %s "$dir/reme-stripped") / 1024 / 1024)) MB"
 go run ./scripts/gencorpus -n "$N" -out "$ws" 2>/dev/null
-echo "corpus                             $N cards, $(du -sm "$ws/daily" | cut -f1) MB"
+cards=$(find "$ws/daily" -name '*.md' -printf '%s\n' | awk '{s += $1} END {print s}')
+echo "corpus                             $N cards, $((cards / 1024 / 1024)) MB of markdown"
 
-"$run" -name "reindex $N cards" -n 5 -- "$reme" -w "$ws" reindex 2>/dev/null
+"$run" -name "reindex $N cards" -n "$REINDEX_RUNS" -warmup 0 -before "rm -rf '$ws/metadata'" -- "$reme" -w "$ws" reindex 2>/dev/null
+db=$(stat -c %s "$ws/metadata/index.db")
+awk -v d="$db" -v c="$cards" 'BEGIN {printf "index.db                           %.1f MB, %.2f x the cards\n", d / 1048576, d / c}'
 
-queries=("what did we decide about the login flow" "deploy rollback canary" "登录流程" "p99 latency regression")
-for q in "${queries[@]}"; do
-  "$run" -name "search: $q" -n "$RUNS" -- "$reme" -w "$ws" search "$q"
-done
+# median NAME: the median (ms) of the last benchrun line with that name
+median() { awk -v n="$1" 'index($0, n) == 1 {for (i = 1; i <= NF; i++) if ($i == "median") m = $(i + 1)} END {print m}' "$dir/out"; }
+ratio() { awk -v a="$(median "$1")" -v b="$(median "$2")" -v l="$3" 'BEGIN {printf "%-34s %.2f x\n", l, a / b}'; }
+queries=("applyShard" "release" "what did we decide about the login flow" "deploy rollback canary" "登录流程" "p99 latency regression")
+searches() { # label suffix, extra flags
+  local s=$1
+  shift
+  : > "$dir/out"
+  for q in "${queries[@]}"; do
+    "$run" -name "search$s: $q" -n "$RUNS" -- "$reme" -w "$ws" search --no-hybrid "$@" "$q" | tee -a "$dir/out"
+  done
+  ratio "search$s: release" "search$s: applyShard" "  word in 87% of cards / rare word"
+  ratio "search$s: what did we decide about the login flow" "search$s: applyShard" "  3-word question / rare word"
+}
+
+echo "## search, no watcher: every search stats every note"
+searches ""
 
 # the same queries through reme mcp: one server process, round trips of the
 # official Go SDK's client (nothing changed between calls)
@@ -39,14 +70,37 @@ go build -o "$dir/mcpbench" ./scripts/mcpbench
 # one card changed before each search (a different line appended each time)
 card=$(find "$ws/daily" -mindepth 2 -name '*.md' | sort | sed -n "$((N / 2))p")
 "$run" -name "search after 1 card changed" -n "$RUNS" -before "echo \"edited \$(date +%s%N)\" >> '$card'" \
-  -- "$reme" -w "$ws" search "deploy rollback canary"
+  -- "$reme" -w "$ws" search --no-hybrid "deploy rollback canary"
 
-# auto_memory with an instant fake model: reme's own work for one call
-go build -o "$dir/fakecohere" ./scripts/fakecohere
+echo "## search while reme watch runs: the watcher vouches for the index"
+"$reme" -w "$ws" watch 2> "$dir/watch-idle.log" &
+pids+=($!)
+for _ in $(seq 600); do
+  "$reme" -w "$ws" -v search --no-hybrid applyShard 2>&1 >/dev/null | grep -q 'the watcher vouched' && break
+  sleep 0.1
+done
+searches " (watch)"
+"$run" -name "search (watch) after 1 card changed" -n "$RUNS" -before "echo \"edited \$(date +%s%N)\" >> '$card'" \
+  -- "$reme" -w "$ws" search --no-hybrid "deploy rollback canary"
+kill -INT "${pids[-1]}"
+wait "${pids[-1]}" 2>/dev/null || true
+
+# the fake model answers at once: what remains is reme's own work
 "$dir/fakecohere" > "$dir/fake.url" &
-fake_pid=$!
-trap 'kill $fake_pid 2>/dev/null; rm -rf "$dir"' EXIT
+pids+=($!)
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/fake.url" ] && break; sleep 0.2; done
+if [ "$HYBRID" = 1 ]; then
+  echo "## hybrid search (embeddings from an instant fake model; the question's own embedding call included)"
+  REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789 "$reme" -w "$ws" reindex > /dev/null 2>&1
+  for q in "what did we decide about the login flow" "release"; do
+    REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789 \
+      "$run" -name "hybrid search: $q" -n "$RUNS" -- "$reme" -w "$ws" search "$q"
+  done
+  db=$(stat -c %s "$ws/metadata/index.db")
+  awk -v d="$db" -v c="$cards" 'BEGIN {printf "index.db with 1536-dim vectors     %.1f MB, %.2f x the cards\n", d / 1048576, d / c}'
+fi
+[ "$ONLY" = search ] && exit 0
+
 conv='[{"role":"user","content":"Our rate limit is 100 requests per second with a burst of 200.","created_at":"2025-06-15T09:00:00"},{"role":"assistant","content":"Noted: 100 rps, burst 200.","created_at":"2025-06-15T09:00:05"}]'
 export REME_LLM_BASE_URL=$(cat "$dir/fake.url") COHERE_API_KEY=fake-cohere-key-0123456789
 "$run" -name "auto_memory (instant fake model)" -n "$RUNS" -- "$reme" -w "$ws" auto_memory "session_id=bench-{n}" "messages=$conv"
@@ -73,8 +127,7 @@ done
 
 # reme watch: time from writing a new resource to its card existing
 "$reme" -w "$ws" watch 2> "$dir/watch.log" &
-watch_pid=$!
-trap 'kill $fake_pid $watch_pid 2>/dev/null; rm -rf "$dir"' EXIT
+pids+=($!)
 for _ in $(seq 100); do grep -q watching "$dir/watch.log" 2>/dev/null && break; sleep 0.1; done
 sleep 1
 mkdir -p "$ws/resource/2025-06-15"
@@ -85,7 +138,8 @@ for i in 1 2 3 4 5; do
   until [ -e "$ws/daily/2025-06-15/watch-$i.md" ]; do sleep 0.01; done
   lat+=($((($(date +%s%N) - start) / 1000000)))
 done
-kill -INT $watch_pid; wait $watch_pid 2>/dev/null || true
+kill -INT "${pids[-1]}"
+wait "${pids[-1]}" 2>/dev/null || true
 sorted=($(printf '%s\n' "${lat[@]}" | sort -n))
 echo "watch: new resource to card       median ${sorted[2]} ms  (min ${sorted[0]}, max ${sorted[4]}, 5 runs)"
 

@@ -22,6 +22,14 @@ type Note struct {
 	fmClose  string       // the closing fence line as found (with its line ending, if any)
 }
 
+// NoteBody returns a note's body and the file line it starts on, without
+// parsing the frontmatter (for readers that only need the text).
+func NoteBody(raw []byte) (body string, bodyLine int) {
+	text, _ := DecodeText(raw)
+	s := splitFrontmatter(text)
+	return s.body, s.bodyLine
+}
+
 // ParseNote splits and parses a note's bytes. It never fails: broken YAML
 // leaves FM empty and sets FMErr.
 func ParseNote(path string, raw []byte) *Note {

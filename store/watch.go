@@ -43,6 +43,27 @@ type WatchOptions struct {
 type WatchBatch struct {
 	Paths    []string // sorted, unique, POSIX, workspace-relative; files only (a new directory is expanded into the files inside it)
 	Overflow bool     // events may have been lost: the consumer must reconcile everything
+	// Cookies are the names of files created under WatchCookieDir since the
+	// last batch. A cookie is a barrier: its batch holds every change made
+	// before the cookie was written, and is sent at once, without waiting
+	// for the quiet period. A process that wants to know the watcher has
+	// caught up writes one and waits for the consumer to handle it.
+	Cookies []string
+}
+
+// WatchCookieDir holds the cookie files of WatchBatch.Cookies.
+const WatchCookieDir = MetadataDir + "/watch"
+
+// WatchCookiePrefix starts every cookie file name.
+const WatchCookiePrefix = "cookie-"
+
+// cookieName returns the cookie file name of a workspace-relative path.
+func cookieName(rel string) (string, bool) {
+	name, ok := strings.CutPrefix(rel, WatchCookieDir+"/"+WatchCookiePrefix)
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return WatchCookiePrefix + name, true
 }
 
 // Watch watches the workspace recursively and sends coalesced batches until
@@ -58,8 +79,10 @@ type WatchBatch struct {
 // place, which the underlying watcher would otherwise miss).
 //
 // A watch is only an optimisation: correctness must never depend on it.
-// Lost kernel events (inotify queue overflow) and folders the system refused
-// to watch (inotify watch limit) are not reported by the underlying library.
+// On Linux, where reme reads inotify itself (watch_inotify_linux.go), events
+// the kernel dropped (queue overflow) and folders it refused to watch (watch
+// limit) are reported as Overflow; elsewhere the notify library does not
+// report them.
 func (w *Workspace) Watch(ctx context.Context, opt WatchOptions) (<-chan WatchBatch, error) {
 	if opt.Debounce <= 0 {
 		opt.Debounce = DefaultWatchDebounce
@@ -90,15 +113,15 @@ func (w *Workspace) Watch(ctx context.Context, opt WatchOptions) (<-chan WatchBa
 	// notify sends without blocking and silently drops events when c is
 	// full; run receives continuously and treats a full channel as overflow.
 	c := make(chan notify.EventInfo, opt.Buffer)
-	target := filepath.Join(root, "...") // "dir/..." is notify's recursive form
+	watch, stop := watchBackend(root, c, log)
 	wt := &watcher{
 		root:  root,
 		opt:   opt,
 		log:   log,
 		c:     c,
 		out:   make(chan WatchBatch),
-		watch: func() error { return notify.Watch(target, c, notify.All) },
-		stop:  func() { notify.Stop(c) },
+		watch: watch,
+		stop:  stop,
 		gone:  map[string]struct{}{},
 	}
 	if err := wt.watch(); err != nil {
@@ -141,6 +164,7 @@ func (wt *watcher) run(ctx context.Context) {
 	var (
 		pending     = map[string]uint8{}
 		overflow    bool      // of the pending batch
+		cookies     []string  // of the pending batch
 		first, last time.Time // first and last event of the pending batch
 		timerOn     bool
 		ready       *WatchBatch // flushed, waiting for the consumer
@@ -167,6 +191,12 @@ func (wt *watcher) run(ctx context.Context) {
 			note(time.Now())
 		}
 		rel, ok := wt.rel(ei.Path())
+		if name, isCookie := cookieName(rel); ok && isCookie {
+			if ei.Event()&(notify.Remove|notify.Rename) == 0 && !slices.Contains(cookies, name) {
+				cookies = append(cookies, name)
+			}
+			return
+		}
 		switch {
 		case !ok:
 			wt.log.Debug("watch: event outside the workspace", "path", ei.Path())
@@ -209,6 +239,15 @@ func (wt *watcher) run(ctx context.Context) {
 			for n := len(wt.c); n > 0; n-- { // drain what is queued
 				receive(<-wt.c)
 			}
+			if len(cookies) > 0 {
+				// A cookie is a barrier: flush now, without the quiet period.
+				if timerOn {
+					timer.Stop()
+					timerOn = false
+				}
+				ready = wt.flush(pending, overflow, cookies, ready)
+				pending, overflow, cookies = map[string]uint8{}, false, nil
+			}
 		case now := <-timer.C:
 			timerOn = false
 			due := last.Add(wt.opt.Debounce)
@@ -220,29 +259,37 @@ func (wt *watcher) run(ctx context.Context) {
 				timerOn = true
 				continue
 			}
-			paths, renew := wt.collect(pending)
-			if renew || len(wt.gone) > maxGone {
-				wt.renew()
-				overflow = true
-			}
-			if len(paths) > 0 || overflow {
-				wt.log.Debug("watch: batch", "paths", len(paths), "overflow", overflow)
-				if ready != nil { // the consumer is behind: merge
-					paths = append(paths, ready.Paths...)
-					slices.Sort(paths)
-					paths = slices.Compact(paths)
-					overflow = overflow || ready.Overflow
-				}
-				ready = &WatchBatch{Paths: paths, Overflow: overflow}
-				if wt.flushed != nil {
-					wt.flushed()
-				}
-			}
+			ready = wt.flush(pending, overflow, nil, ready)
 			pending, overflow = map[string]uint8{}, false
 		case out <- b:
 			ready = nil
 		}
 	}
+}
+
+// flush turns the pending events into a batch, merged into ready when the
+// consumer has not taken that one yet.
+func (wt *watcher) flush(pending map[string]uint8, overflow bool, cookies []string, ready *WatchBatch) *WatchBatch {
+	paths, renew := wt.collect(pending)
+	if renew || len(wt.gone) > maxGone {
+		wt.renew()
+		overflow = true
+	}
+	if len(paths) == 0 && !overflow && len(cookies) == 0 {
+		return ready
+	}
+	wt.log.Debug("watch: batch", "paths", len(paths), "overflow", overflow, "cookies", len(cookies))
+	if ready != nil { // the consumer is behind: merge
+		paths = append(paths, ready.Paths...)
+		slices.Sort(paths)
+		paths = slices.Compact(paths)
+		overflow = overflow || ready.Overflow
+		cookies = append(append([]string(nil), ready.Cookies...), cookies...)
+	}
+	if wt.flushed != nil {
+		wt.flushed()
+	}
+	return &WatchBatch{Paths: paths, Overflow: overflow, Cookies: cookies}
 }
 
 // renew drops and re-registers the recursive watch so that notify rebuilds

@@ -4,6 +4,10 @@
 // so two runs with the same seed write the same bytes.
 //
 //	go run ./scripts/gencorpus -n 10000 -out DIR [-seed 1] [-days 365] [-start 2025-01-01]
+//	go run ./scripts/gencorpus -locomo FILE.json [-conversations 10] [-seed 1]
+//
+// With -locomo it writes synthetic conversations with questions in LoCoMo's
+// public JSON shape instead, for reme eval (see locomo.go).
 package main
 
 import (
@@ -74,8 +78,31 @@ func run(args []string, stderr io.Writer) int {
 	days := fs.Int("days", 365, "number of consecutive days the cards are spread over")
 	start := fs.String("start", "2025-01-01", "first day, YYYY-MM-DD")
 	entries := fs.Int("entries", 0, "long-term entries to write under memory/entries (a few duplicated, renamed, expired or past due, for maintain)")
+	locomo := fs.String("locomo", "", "write synthetic conversational QA data in LoCoMo's JSON shape to this file instead")
+	convs := fs.Int("conversations", 10, "with -locomo: number of conversations")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *locomo != "" {
+		if *convs < 1 {
+			fmt.Fprintln(stderr, "gencorpus: -conversations must be at least 1")
+			return 2
+		}
+		f, err := os.Create(*locomo)
+		if err != nil {
+			fmt.Fprintf(stderr, "gencorpus: %v\n", err)
+			return 1
+		}
+		n, err := generateLocomo(f, locomoOptions{conversations: *convs, seed: *seed})
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gencorpus: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "gencorpus: %d conversations, %d questions in %s\n", *convs, n, *locomo)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gencorpus: unexpected argument %q\n", fs.Arg(0))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path"
@@ -235,6 +236,82 @@ func TestRunUsage(t *testing.T) {
 		var stderr bytes.Buffer
 		if code := run(args, &stderr); code != 2 {
 			t.Errorf("run(%q) = %d, want 2; stderr: %s", args, code, stderr.String())
+		}
+	}
+}
+
+// The synthetic conversations shipped for reme eval are exactly what the
+// generator writes with its defaults.
+func TestLocomoGolden(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := generateLocomo(&b, locomoOptions{conversations: 10, seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "eval", "locomo-synthetic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Fatal("testdata/eval/locomo-synthetic.json differs from the generator's output; regenerate it with go run ./scripts/gencorpus -locomo testdata/eval/locomo-synthetic.json")
+	}
+}
+
+func TestLocomoShape(t *testing.T) {
+	var b bytes.Buffer
+	n, err := generateLocomo(&b, locomoOptions{conversations: 2, seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []struct {
+		Conversation map[string]json.RawMessage `json:"conversation"`
+		QA           []struct {
+			Question string   `json:"question"`
+			Evidence []string `json:"evidence"`
+			Category int      `json:"category"`
+		} `json:"qa"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &samples); err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 2 || n < 60 {
+		t.Fatalf("%d samples, %d questions", len(samples), n)
+	}
+	for _, s := range samples {
+		ids := map[string]bool{}
+		for k, v := range s.Conversation {
+			if !strings.HasPrefix(k, "session_") || strings.HasSuffix(k, "_date_time") {
+				continue
+			}
+			var turns []struct {
+				DiaID string `json:"dia_id"`
+				Text  string `json:"text"`
+			}
+			if err := json.Unmarshal(v, &turns); err != nil {
+				t.Fatal(err)
+			}
+			for _, tr := range turns {
+				ids[tr.DiaID] = true
+				if tr.Text == "" || strings.Contains(tr.Text, "{") {
+					t.Errorf("turn %s: %q", tr.DiaID, tr.Text)
+				}
+			}
+		}
+		cats := map[int]int{}
+		for _, q := range s.QA {
+			cats[q.Category]++
+			if strings.Contains(q.Question, "{") || len(q.Evidence) == 0 {
+				t.Errorf("question %+v", q)
+			}
+			for _, e := range q.Evidence {
+				if !ids[e] {
+					t.Errorf("%q: evidence %s is no turn", q.Question, e)
+				}
+			}
+		}
+		for c := 1; c <= 5; c++ {
+			if cats[c] == 0 {
+				t.Errorf("no question of category %d", c)
+			}
 		}
 	}
 }
