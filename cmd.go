@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -278,8 +279,35 @@ func (a *App) fail(err error) int {
 		fmt.Fprintln(a.Stderr, usageHint)
 		return 2
 	}
+	if a.ws != nil {
+		err = diskFull(a.ws.Root, err)
+	}
 	fmt.Fprintf(a.Stderr, "reme: %v\n", err)
 	return 1
+}
+
+// SQLite's primary result codes for a full disk: SQLITE_FULL ("database or
+// disk is full"), and SQLITE_IOERR ("disk I/O error"), which it returns when
+// its shared-memory file cannot grow (SQLITE_IOERR_SHMSIZE, 4874).
+const (
+	sqliteIOErr = 10
+	sqliteFull  = 13
+)
+
+// diskFull words an error that a full disk caused as one: "no space left
+// on device: <folder>", wrapping syscall.ENOSPC, instead of SQLite's own
+// words. An I/O error counts only when the disk holding root is nearly full
+// now; file errors say "no space left on device" with their path already.
+func diskFull(root string, err error) error {
+	var se interface{ Code() int }
+	if err == nil || errors.Is(err, syscall.ENOSPC) || !errors.As(err, &se) {
+		return err
+	}
+	switch code := se.Code() & 0xff; {
+	case code == sqliteFull, code == sqliteIOErr && store.LowOnSpace(root, 1<<20):
+		return fmt.Errorf("%w: the disk holding %s is full (%w)", syscall.ENOSPC, root, err)
+	}
+	return err
 }
 
 const usageHint = `Run "reme --help" or "reme <command> --help" for usage.`
@@ -344,11 +372,7 @@ func (a *App) Index(ctx context.Context, create bool) (*index.Index, error) {
 	opt.Embedder, opt.Reranker = a.searchModels()
 	ix, err := index.Open(ctx, ws, schemaSQL, opt)
 	if err != nil {
-		if store.LowOnSpace(ws.Root, 1<<20) {
-			// SQLite says "disk I/O error" when it cannot grow its files
-			return nil, fmt.Errorf("%w (the disk holding %s is full: no space left on device)", err, ws.Root)
-		}
-		return nil, err
+		return nil, diskFull(ws.Root, err)
 	}
 	a.ix = ix
 	return ix, nil

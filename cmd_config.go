@@ -18,6 +18,7 @@ import (
 	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
+	"github.com/reme-dev/reme/vision"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,6 +35,7 @@ type Config struct {
 	LLM          LLMConfig      `yaml:"llm" json:"llm"`
 	AutoMemory   MemoryConfig   `yaml:"auto_memory" json:"auto_memory"`
 	Resource     ResourceConfig `yaml:"resource" json:"resource"`
+	Images       ImagesConfig   `yaml:"images" json:"images"`
 	Watch        WatchConfig    `yaml:"watch" json:"watch"`
 	Redact       RedactConfig   `yaml:"redact" json:"redact"`
 	Maintain     MaintainConfig `yaml:"maintain" json:"maintain"`
@@ -68,8 +70,8 @@ type LongTermConfig struct {
 
 // RedactConfig says where secrets are masked (see store.RedactSecrets).
 type RedactConfig struct {
-	// Sessions masks secrets in session/dialog files too; by default they
-	// keep the conversation's raw text.
+	// Sessions masks secrets in session files too (session/dialog/ and the
+	// transcript copies); by default they keep the conversation's raw text.
 	Sessions bool `yaml:"sessions" json:"sessions"`
 }
 
@@ -89,11 +91,55 @@ type MemoryConfig struct {
 
 // ResourceConfig holds auto_resource defaults.
 type ResourceConfig struct {
-	IncludeImages bool  `yaml:"include_images" json:"include_images"`
-	MaxPixels     int64 `yaml:"max_pixels" json:"max_pixels"`
-	// MaxImageMemory bounds the memory of decoding one image, judged from
-	// its header (size, bit depth, colour model) before decoding.
-	MaxImageMemory int64 `yaml:"max_image_memory" json:"max_image_memory"`
+	IncludeImages bool `yaml:"include_images" json:"include_images"`
+	// MaxPixels and MaxImageMemory are the earlier names of
+	// images.max_pixels and images.max_memory, still read from config.yaml
+	// (foldImageKeys), never printed.
+	MaxPixels      int64 `yaml:"max_pixels,omitempty" json:"-"`
+	MaxImageMemory int64 `yaml:"max_image_memory,omitempty" json:"-"`
+}
+
+// ImagesConfig bounds every image reme prepares for a model: image
+// resources (auto_resource) and images in conversations (auto_memory).
+type ImagesConfig struct {
+	// MaxPixels: larger images are refused before decoding.
+	MaxPixels int64 `yaml:"max_pixels" json:"max_pixels"`
+	// MaxMemory bounds the memory of decoding one image, judged from its
+	// header (size, bit depth, colour model) before decoding.
+	MaxMemory int64 `yaml:"max_memory" json:"max_memory"`
+}
+
+// Vision is the limits as vision.Prepare takes them.
+func (c ImagesConfig) Vision() vision.Options {
+	return vision.Options{MaxPixels: c.MaxPixels, MaxDecodeBytes: c.MaxMemory}
+}
+
+// imageKeyAliases are the earlier names of the images.* keys.
+var imageKeyAliases = []struct{ old, key string }{
+	{"resource.max_pixels", "images.max_pixels"},
+	{"resource.max_image_memory", "images.max_memory"},
+}
+
+// foldImageKeys moves values given under the earlier names into images.*,
+// refusing a file that sets both names of one limit.
+func (c *Config) foldImageKeys() error {
+	for _, a := range imageKeyAliases {
+		if _, set := c.sources[a.old]; !set {
+			continue
+		}
+		if _, both := c.sources[a.key]; both {
+			return fmt.Errorf("%s and %s are the same limit (%s is its earlier name); set only %s", a.old, a.key, a.old, a.key)
+		}
+		c.sources[a.key] = "config.yaml (as " + a.old + ")"
+		delete(c.sources, a.old)
+	}
+	if c.Resource.MaxPixels != 0 {
+		c.Images.MaxPixels, c.Resource.MaxPixels = c.Resource.MaxPixels, 0
+	}
+	if c.Resource.MaxImageMemory != 0 {
+		c.Images.MaxMemory, c.Resource.MaxImageMemory = c.Resource.MaxImageMemory, 0
+	}
+	return nil
 }
 
 // WatchConfig holds reme watch settings.
@@ -165,7 +211,8 @@ func defaultConfig() *Config {
 		LLM:          LLMConfig{Timeout: Duration(120 * time.Second), MaxRetries: 3},
 		AutoMemory: MemoryConfig{MaxImageNum: 5, MaxMessagesBytes: 64 << 20, MaxTranscriptBytes: 256 << 20,
 			SessionWait: Duration(10 * time.Minute)},
-		Resource: ResourceConfig{IncludeImages: true, MaxPixels: 40_000_000, MaxImageMemory: 256 << 20},
+		Resource: ResourceConfig{IncludeImages: true},
+		Images:   ImagesConfig{MaxPixels: vision.DefaultMaxPixels, MaxMemory: vision.DefaultMaxDecodeBytes},
 		Watch:    WatchConfig{Debounce: Duration(300 * time.Millisecond), Reconcile: Duration(5 * time.Minute)},
 		Maintain: MaintainConfig{MaxChanges: 20, MaxPercent: 10, DueGraceDays: 7, NearDuplicateThreshold: jobs.DefaultNearDupThreshold},
 		Journal:  JournalConfig{KeepDays: 90},
@@ -250,6 +297,9 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 	case err == nil:
 		cfg.file = p
 		if err := decodeConfigYAML(raw, cfg, cfg.sources); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if err := cfg.foldImageKeys(); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -424,11 +474,11 @@ func (c *Config) validate() error {
 	if c.AutoMemory.MaxImageNum < 1 {
 		return fmt.Errorf("auto_memory.max_image_num must be at least 1")
 	}
-	if c.Resource.MaxPixels < 1 {
-		return fmt.Errorf("resource.max_pixels must be at least 1")
+	if c.Images.MaxPixels < 1 {
+		return fmt.Errorf("images.max_pixels must be at least 1")
 	}
-	if c.Resource.MaxImageMemory < 1<<20 {
-		return fmt.Errorf("resource.max_image_memory must be at least 1048576 (1 MiB), in bytes")
+	if c.Images.MaxMemory < 1<<20 {
+		return fmt.Errorf("images.max_memory must be at least 1048576 (1 MiB), in bytes")
 	}
 	if c.Watch.Debounce <= 0 || c.Watch.Reconcile <= 0 {
 		return fmt.Errorf("watch.debounce and watch.reconcile must be positive durations")

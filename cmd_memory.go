@@ -53,7 +53,7 @@ func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, er
 		return nil, err
 	}
 	defer closeMsgs()
-	env, err := app.jobEnv(ctx)
+	env, err := app.saveFirstEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, er
 	}
 	res, err := jobs.AutoMemory(ctx, env, jobs.AutoMemoryRequest{
 		SessionID: c.SessionID, MessagesReader: msgs, Date: c.Date, MemoryHint: c.MemoryHint,
-		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum,
+		Language: c.Language, Fallback: c.Fallback, IncludeImages: include, MaxImages: cfg.AutoMemory.MaxImageNum, Images: cfg.Images.Vision(),
 		Wait: time.Duration(cfg.AutoMemory.SessionWait),
 	})
 	return app.memoryAnswer(res, err)
@@ -185,6 +185,21 @@ func cardSummary(r *jobs.AutoMemoryResult) string {
 
 // jobEnv wires the workspace, the index and the model for a job.
 func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
+	env, err := a.saveFirstEnv()
+	if err != nil {
+		return nil, err
+	}
+	env.Connect = nil
+	if err := a.connectJob(ctx, env); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// saveFirstEnv is the Env of a job that saves a conversation before it
+// distils it: the workspace now, the index, the journal and the model only
+// once the conversation is saved (jobs.Env.Connect).
+func (a *App) saveFirstEnv() (*jobs.Env, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, err
@@ -193,15 +208,28 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := a.Index(ctx, true)
+	ws, err := a.Workspace(true)
 	if err != nil {
 		return nil, err
 	}
-	env := &jobs.Env{WS: ix.Workspace(), Index: jobIndex{ix}, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log,
-		Journal: ix.Journal(), Trigger: a.trigger(), Memory: cfg.Memory.options(), Fault: a.crashHook()}
+	return &jobs.Env{WS: ws, Language: cfg.Language, Location: loc, Now: a.Now, Log: a.Log, Trigger: a.trigger(),
+		Memory: cfg.Memory.options(), Fault: a.crashHook(), Connect: a.connectJob}, nil
+}
+
+// connectJob opens the index (and with it the journal) and the model.
+func (a *App) connectJob(ctx context.Context, env *jobs.Env) error {
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	ix, err := a.Index(ctx, true)
+	if err != nil {
+		return err
+	}
+	env.WS, env.Index, env.Journal = ix.Workspace(), jobIndex{ix}, ix.Journal()
 	model, err := a.ChatModel()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if model != nil {
 		if a.wrapModel != nil {
@@ -209,7 +237,7 @@ func (a *App) jobEnv(ctx context.Context) (*jobs.Env, error) {
 		}
 		env.Model, env.ModelID, env.VisionModelID = a.observe(model), cfg.LLM.Model, cfg.LLM.VisionModel
 	}
-	return env, nil
+	return nil
 }
 
 // jobIndex adapts the index to what jobs need.
@@ -400,7 +428,7 @@ func (c *autoMemoryCCCmd) run(ctx context.Context, app *App, src sessionSource) 
 	if !c.Wait && !c.Background {
 		return c.queue(ctx, app, req, src)
 	}
-	env, err := app.jobEnv(ctx)
+	env, err := app.saveFirstEnv()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 )
 
@@ -176,7 +177,7 @@ func (a *App) Embedder() (llm.Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
 	}
-	return e, nil
+	return jobs.MaskEmbedder(e), nil
 }
 
 // Reranker returns Cohere's reranker when llm.rerank_model is set, else
@@ -197,5 +198,5 @@ func (a *App) Reranker() (llm.Reranker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	return r, nil
+	return jobs.MaskReranker(r), nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/reme-dev/reme/jobs/llm"
+	"github.com/reme-dev/reme/jobs/llm/llmtest"
 )
 
 // TestResolveModel covers how the provider is chosen and where its key,
@@ -79,7 +82,10 @@ func TestResolveModelErrorsAndEmbeddings(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 
-	env := map[string]string{"COHERE_API_KEY": "co", "EMBEDDING_API_KEY": "ek-secret", "EMBEDDING_BASE_URL": "https://embed.example.com/v1", "EMBEDDING_MODEL_NAME": "text-embedding-v4"}
+	fake := llmtest.NewFakeOpenAI()
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	env := map[string]string{"COHERE_API_KEY": "co", "EMBEDDING_API_KEY": llmtest.FakeOpenAIKey, "EMBEDDING_BASE_URL": srv.URL + "/v1", "EMBEDDING_MODEL_NAME": "text-embedding-v4"}
 	cfg, err := loadConfig(t.TempDir(), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +96,16 @@ func TestResolveModelErrorsAndEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(*llm.OpenAIEmbedder); !ok || e.Model() != "text-embedding-v4" {
+	if e.Model() != "text-embedding-v4" {
 		t.Errorf("embedder = %v, want ReMe's OpenAI-compatible endpoint", e)
+	}
+	// the texts sent to be embedded are masked, as chat requests are
+	if _, err := e.Embed(context.Background(), []string{"deploy key AKIA2QZ5K7X4MWRP3T6N at 9fceb02d0ae598e95dc970b74767f19372d61af8"}, llm.InputDocument); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := fake.EmbedRequests(); len(reqs) != 1 || strings.Contains(string(reqs[0]), "AKIA2QZ5K7X4MWRP3T6N") ||
+		!strings.Contains(string(reqs[0]), "deploy key [redacted:aws-access-key] at 9fceb02d0ae598e95dc970b74767f19372d61af8") {
+		t.Errorf("embedding requests at ReMe's endpoint: %s", reqs)
 	}
 	if r := cfg.redacted().LLM.Embed; r.APIKey != "(set)" {
 		t.Errorf("redacted embedding key = %q", r.APIKey)

@@ -118,7 +118,7 @@ func (a *App) resourceJob(ctx context.Context, includeImages *bool, lang string)
 		return nil, jobs.AutoResourceRequest{}, err
 	}
 	req := jobs.AutoResourceRequest{IncludeImages: cfg.Resource.IncludeImages, Language: lang,
-		MaxFileBytes: cfg.MaxFileBytes, MaxPixels: cfg.Resource.MaxPixels, MaxImageMemory: cfg.Resource.MaxImageMemory}
+		MaxFileBytes: cfg.MaxFileBytes, Images: cfg.Images.Vision()}
 	if includeImages != nil {
 		req.IncludeImages = *includeImages
 	}

@@ -334,14 +334,14 @@ func mergeHooks(hooks []hookSpec) func([]byte) ([]byte, []setupItem, error) {
 }
 
 func sameJSON(a, b any) bool {
-	x, err1 := marshalPlain(a)
-	y, err2 := marshalPlain(b)
+	x, err1 := store.MarshalNoEscape(a)
+	y, err2 := store.MarshalNoEscape(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // tomlString is a TOML basic string; its escapes are JSON's.
 func tomlString(s string) string {
-	b, _ := marshalPlain(s)
+	b, _ := store.MarshalNoEscape(s)
 	return string(b)
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // Settings files of other programs are JSON that people edit by hand: a
@@ -56,13 +58,13 @@ func (o *jsonObject) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := marshalPlain(k)
+		kb, err := store.MarshalNoEscape(k)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := marshalPlain(o.vals[k])
+		vb, err := store.MarshalNoEscape(o.vals[k])
 		if err != nil {
 			return nil, err
 		}
@@ -70,17 +72,6 @@ func (o *jsonObject) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// marshalPlain is json.Marshal without HTML escaping.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // encodeJSONFile writes v indented by two spaces, with a final newline.

@@ -246,6 +246,9 @@ func TestConfigErrorsPlain(t *testing.T) {
 		{"timezone: UTC\ntimezone: GMT\n", `line 2: timezone is set twice (first on line 1)`},
 		{"timezone: [\n", `did not find expected node content`},
 		{"language: fr\n", `language must be en or zh, not "fr"`},
+		{"images:\n  max_memory: 2097152\nresource:\n  max_image_memory: 4194304\n",
+			`resource.max_image_memory and images.max_memory are the same limit (resource.max_image_memory is its earlier name); set only images.max_memory`},
+		{"resource:\n  max_image_memory: 1000\n", `images.max_memory must be at least 1048576 (1 MiB), in bytes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -265,6 +268,28 @@ func TestConfigErrorsPlain(t *testing.T) {
 	t.Setenv("REME_LLM_TIMEOUT", "soon")
 	if _, stderr, _ := runReme(t, "-w", t.TempDir(), "config"); !strings.Contains(stderr, `environment REME_LLM_TIMEOUT: "soon" is not a duration`) || strings.Contains(stderr, "time:") {
 		t.Errorf("REME_LLM_TIMEOUT=soon: %q", stderr)
+	}
+}
+
+// TestConfigImageLimits: one pair of image limits, images.*, read also
+// under its earlier names in resource, printed once under images.
+func TestConfigImageLimits(t *testing.T) {
+	cleanEnv(t)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "config.yaml"), []byte("resource:\n  max_pixels: 1000000\n  max_image_memory: 2097152\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runReme(t, "-w", ws, "config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"images:\n", "  max_pixels: 1000000 # from config.yaml (as resource.max_pixels)", "  max_memory: 2097152 # from config.yaml (as resource.max_image_memory)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "max_image_memory:") || strings.Count(out, "max_pixels:") != 1 {
+		t.Errorf("the earlier names are printed:\n%s", out)
 	}
 }
 

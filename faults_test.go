@@ -27,6 +27,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -308,9 +309,11 @@ func TestFaultDiskFullSessionAppend(t *testing.T) {
 }
 
 // TestFaultDiskFullAutoMemory runs auto_memory on a full disk at several
-// free-space levels: it may fail (with a message, never a panic), and once
-// space is freed the same call and the next command succeed with every
-// message saved.
+// free-space levels: it may fail (with a message that says the disk is
+// full and where, never a panic), but only the save itself may cost the
+// call's messages: whatever fails after it (opening the index, writing the
+// card) fails with the messages saved. Once space is freed the same call
+// and the next command succeed with every message saved.
 func TestFaultDiskFullAutoMemory(t *testing.T) {
 	faultEnv(t)
 	mnt := diskFullFS(t, 8<<20)
@@ -325,36 +328,136 @@ func TestFaultDiskFullAutoMemory(t *testing.T) {
 	if r := call(all...); r.code != 0 {
 		t.Fatalf("first call: %d %s", r.code, r.stderr)
 	}
+	var ids []string
+	diskFullLevels(t, mnt, func(level int) remeResult {
+		ids = msgIDs("a", 1+level*2, 2)
+		return call(append(all, ids...)...)
+	}, func(r remeResult) bool {
+		// only the save itself may cost the call's messages
+		return strings.Contains(r.stderr, "s1.jsonl: no space left on device") || containsAll(savedIDs(t, ws, "s1"), ids...)
+	}, func() {
+		all = append(all, ids...)
+		if r := call(all...); r.code != 0 {
+			t.Fatalf("the call after freeing space failed (%d):\n%s", r.code, r.stderr)
+		}
+		mustContain(t, savedIDs(t, ws, "s1"), all...)
+		mustRun(t, ws, "", "search", "deploy freeze")
+	})
+	noTempFiles(t, ws)
+}
+
+// diskFullLevels fills the disk of mnt to each of several free-space
+// levels and runs call there: it may fail (exit 1, never a panic), only
+// with an error that says the disk is full and where, and safe must hold
+// after it (what the call was given is saved, or the error is about
+// saving it). Once the space is freed, after checks that the next call
+// works. At least one level must run out of space.
+func diskFullLevels(t *testing.T, mnt string, call func(level int) remeResult, safe func(remeResult) bool, after func()) {
+	t.Helper()
 	failures := 0
-	for i, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
-		ids := msgIDs("a", 1+i*2, 2)
+	for level, freePages := range []int64{0, 1, 2, 4, 8, 16, 32, 64} {
 		release := fillDisk(t, mnt, freePages*pageSize)
-		r := call(append(all, ids...)...)
+		r := call(level)
 		switch r.code {
 		case 0:
 		case 1:
 			failures++
-			// SQLite reports a full disk as "database or disk is full",
-			// or as "disk I/O error" when its shared-memory file cannot
-			// grow; files say "no space left on device".
-			if !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "disk is full") && !strings.Contains(r.stderr, "disk I/O error") {
-				t.Errorf("free=%d pages: the error does not say the disk is full:\n%s", freePages, r.stderr)
+			// SQLite says "database or disk is full", or "disk I/O
+			// error" when its shared-memory file cannot grow: reme says
+			// what it is, and where.
+			if !strings.Contains(r.stderr, "no space left on device") || !strings.Contains(r.stderr, mnt) {
+				t.Errorf("free=%d pages: the error does not say that the disk is full, naming the path:\n%s", freePages, r.stderr)
+			}
+			if !safe(r) {
+				t.Errorf("free=%d pages: what the call was given is not saved, and the error is not about saving it:\n%s", freePages, r.stderr)
 			}
 		default:
 			t.Fatalf("free=%d pages: exit %d\n%s", freePages, r.code, r.stderr)
 		}
 		release()
-		all = append(all, ids...)
-		if r := call(all...); r.code != 0 {
-			t.Fatalf("free=%d pages: the call after freeing space failed (%d):\n%s", freePages, r.code, r.stderr)
-		}
-		mustContain(t, savedIDs(t, ws, "s1"), all...)
-		mustRun(t, ws, "", "search", "deploy freeze")
+		after()
 	}
 	if failures == 0 {
 		t.Fatal("no call ran out of space: the levels do not test a full disk")
 	}
-	noTempFiles(t, ws)
+}
+
+func containsAll(got []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// codexTurn is one user message as Codex CLI writes it in a rollout.
+func codexTurn(i int) string {
+	line, _ := json.Marshal(map[string]any{
+		"timestamp": fmt.Sprintf("2026-06-22T09:%02d:00.000Z", i),
+		"type":      "response_item",
+		"payload": map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{
+			"type": "input_text", "text": fmt.Sprintf("Decision %d: keep marker-%02d in the release notes. %s", i, i, strings.Repeat("padding ", 200)),
+		}}},
+	})
+	return string(line) + "\n"
+}
+
+// TestFaultDiskFullImportedSession runs auto_memory_cc and
+// auto_memory_codex (--wait) on a full disk at several free-space levels,
+// as TestFaultDiskFullAutoMemory does auto_memory: a failure says that the
+// disk is full and where, and unless the copy itself could not be written,
+// the transcript's new entries are in the session copy.
+func TestFaultDiskFullImportedSession(t *testing.T) {
+	for _, tc := range []struct {
+		command, folder string
+		turn            func(i int) string
+	}{
+		{"auto_memory_cc", "claude_code", func(i int) string { return claudeTurn("s1", i) }},
+		{"auto_memory_codex", "codex", codexTurn},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			faultEnv(t)
+			mnt := diskFullFS(t, 8<<20)
+			ws := filepath.Join(mnt, "ws")
+			transcript := filepath.Join(t.TempDir(), "s1.jsonl")
+			copyPath := filepath.Join(ws, "session", tc.folder, "s1.jsonl")
+			turns := 0
+			call := func() remeResult {
+				f, err := os.OpenFile(transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.WriteString(tc.turn(turns)); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				turns++
+				return remeIn(t, ws, "", tc.command, "--wait", "session_id=s1", "transcript_path="+transcript)
+			}
+			copied := func(i int) bool {
+				b, err := os.ReadFile(copyPath)
+				return err == nil && strings.Contains(string(b), fmt.Sprintf("marker-%02d", i))
+			}
+			if r := call(); r.code != 0 {
+				t.Fatalf("first call: %d %s", r.code, r.stderr)
+			}
+			diskFullLevels(t, mnt, func(int) remeResult { return call() }, func(r remeResult) bool {
+				// only the copy's own write may cost the new entries
+				return copied(turns-1) || strings.Contains(r.stderr, tc.folder+"/s1.jsonl")
+			}, func() {
+				if r := call(); r.code != 0 {
+					t.Fatalf("the call after freeing space failed (%d):\n%s", r.code, r.stderr)
+				}
+				for i := range turns {
+					if !copied(i) {
+						t.Fatalf("turn %d is not in the copy", i)
+					}
+				}
+			})
+			noTempFiles(t, ws)
+		})
+	}
 }
 
 // --- crashes ---
@@ -555,6 +658,50 @@ func TestFaultOversizedImage(t *testing.T) {
 	cards, _ := filepath.Glob(filepath.Join(ws, "daily", "*", "*.md"))
 	if len(cards) != 0 {
 		t.Errorf("cards written: %v", cards)
+	}
+}
+
+// TestFaultOversizedConversationImage: the image limits apply to images in
+// conversations as to image resources (they were ignored there, so a
+// 16-bit PNG went to the decoder under the 256 MiB default). The image is
+// refused from its header with a message that says why, no request carries
+// it, and the conversation is saved. The limit is read under its name
+// images.max_memory and its earlier name resource.max_image_memory.
+func TestFaultOversizedConversationImage(t *testing.T) {
+	var buf bytes.Buffer
+	img := image.NewNRGBA64(image.Rect(0, 0, 600, 600))
+	img.Set(0, 0, color.NRGBA64{R: 65535, A: 65535})
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	data := base64.StdEncoding.EncodeToString(buf.Bytes())
+	msgs := `[{"role":"user","id":"m1","created_at":"2026-06-22T09:00:00","content":[
+	  {"type":"text","text":"The scan of the floor plan."},
+	  {"type":"data","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}]}]`
+	for _, config := range []string{"images:\n  max_memory: 2097152\n", "resource:\n  max_image_memory: 2097152\n"} {
+		t.Run(strings.Fields(config)[0], func(t *testing.T) {
+			faultEnv(t)
+			ws := newWorkspaceDir(t)
+			writeFile(t, filepath.Join(ws, "config.yaml"), config)
+			fake := llmtest.NewFakeCohere()
+			t.Setenv("REME_LLM_BASE_URL", startFake(t, fake))
+			t.Setenv("COHERE_API_KEY", llmtest.FakeAPIKey)
+			r := remeIn(t, ws, "", "auto_memory", "session_id=s1", "include_images=true", "messages="+msgs)
+			if r.code == 0 {
+				t.Fatalf("auto_memory succeeded:\n%s", r.stdout)
+			}
+			if out := r.stdout + r.stderr; !strings.Contains(out, "16-bit RGBA") || !strings.Contains(out, "image memory limit") {
+				t.Errorf("the failure does not say why:\n%s", out)
+			}
+			for _, body := range fake.Requests() {
+				if strings.Contains(string(body), "data:image/") {
+					t.Errorf("a request carries the image")
+				}
+			}
+			if got := savedIDs(t, ws, "s1"); !slices.Equal(got, []string{"m1"}) {
+				t.Errorf("saved %q", got)
+			}
+		})
 	}
 }
 

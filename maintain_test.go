@@ -475,3 +475,38 @@ func TestMaintainModelReview(t *testing.T) {
 		t.Errorf("undo:\n%s", cmp.Diff(before, got))
 	}
 }
+
+// TestMaintainMergeMasksSecrets: entries that hold a pasted key reach the
+// model masked, and a merged body the model writes with the key in it (it
+// cannot know it; a model that invents one) is written masked.
+func TestMaintainMergeMasksSecrets(t *testing.T) {
+	root := t.TempDir()
+	const key = "AKIA2QZ5K7X4MWRP3T6N"
+	files := map[string]string{
+		"memory/entries/deploy-a.md": "---\ntype: reference\nname: deploy window\nupdated: 2026-05-01\n---\n\nDeploys happen on Tuesdays and Thursdays after 14:00 with a canary first, key " + key + ".\n",
+		"memory/entries/deploy-b.md": "---\ntype: reference\nname: deploy days\nupdated: 2026-06-01\n---\n\nDeploys happen on Tuesdays and Thursdays after 14:00 with a canary first, never on Fridays.\n",
+	}
+	for p, c := range files {
+		writeSeed(filepath.Join(root, p), c)
+	}
+	model := llmtest.NewScripted(llmtest.TextReply(`{"verdict": "merge", "keep": "memory/entries/deploy-b.md", "body": "Deploys on Tuesdays and Thursdays after 14:00, canary first, never on Fridays; key ` + key + `.", "reason": "same rule"}`))
+	env, ix := maintainEnv(t, root)
+	env.Model, env.ModelID = model, "test-model"
+	if _, err := jobs.Maintain(context.Background(), env, ix, jobs.MaintainOptions{UseLLM: true, MaxPercent: 100, DueGraceDays: 7}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if q := reqs[0].Messages[1].Text(); strings.Contains(q, key) || !strings.Contains(q, "key [redacted:aws-access-key]") {
+		t.Errorf("the question holds the key:\n%s", q)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "memory/entries/deploy-b.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), key) || !strings.Contains(string(b), "never on Fridays; key [redacted:aws-access-key].") {
+		t.Errorf("merged entry:\n%s", b)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/reme-dev/reme/jobs/extractive"
 	"github.com/reme-dev/reme/jobs/llm"
 	"github.com/reme-dev/reme/store"
+	"github.com/reme-dev/reme/vision"
 )
 
 // Fallbacks: what a job does when the model fails.
@@ -45,6 +46,9 @@ type AutoMemoryRequest struct {
 	// model; MaxImages bounds how many one call may carry.
 	IncludeImages bool
 	MaxImages     int
+	// Images bounds each image's decode (pixels, memory), as for image
+	// resources; zero fields take vision's defaults.
+	Images vision.Options
 	// Wait bounds the wait for another run of this session (0 means
 	// DefaultSessionWait).
 	Wait time.Duration
@@ -153,15 +157,19 @@ func AutoMemory(ctx context.Context, env *Env, req AutoMemoryRequest) (*AutoMemo
 	if saved.SetAside != nil {
 		res.Warnings = append(res.Warnings, saved.SetAside.String())
 	}
+	if err := env.connect(ctx); err != nil {
+		return res, fmt.Errorf("%w (the messages are saved in %s; the next call distils them)", err, sourceFile)
+	}
 	job := cardJob{
-		kind:       "dialog",
-		sessionID:  req.SessionID,
-		date:       date,
-		sourceFile: sourceFile,
-		hint:       req.MemoryHint,
-		language:   req.Language,
-		fallback:   req.Fallback,
-		images:     imgs,
+		kind:        "dialog",
+		sessionID:   req.SessionID,
+		date:        date,
+		sourceFile:  sourceFile,
+		hint:        req.MemoryHint,
+		language:    req.Language,
+		fallback:    req.Fallback,
+		images:      imgs,
+		imageLimits: req.Images,
 	}
 	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
 		state, err := readSessionState(env, job.kind, job.sessionID)
@@ -280,7 +288,9 @@ type cardJob struct {
 	language   string
 	fallback   string
 	images     []convImage
-	state      *sessionState
+	// imageLimits bound each image's decode for the model
+	imageLimits vision.Options
+	state       *sessionState
 }
 
 // command is the command a job's journal runs are named after.
@@ -457,7 +467,7 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang
 	var notes map[string]string
 	if len(job.images) > 0 {
 		var err error
-		if notes, err = describeImages(ctx, env, job.images, job.pending.msgs, job.sourceFile, lang); err != nil {
+		if notes, err = describeImages(ctx, env, job.images, job.imageLimits, job.pending.msgs, job.sourceFile, lang); err != nil {
 			return nil, fmt.Errorf("images: %w", err)
 		}
 	}
@@ -500,12 +510,13 @@ func runMemoryAgent(ctx context.Context, env *Env, job cardJob, card *Card, lang
 // distiller says so as its skip reason.
 func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) error {
 	link := store.LinkTo(job.sourceFile)
+	msgs := maskMessages(job.pending.msgs)
 	if card.Exists() {
 		n, err := card.Read()
 		if err != nil {
 			return err
 		}
-		body := extractive.Merge(n.Content(), job.pending.msgs, link, env.loc())
+		body := extractive.Merge(n.Content(), msgs, link, env.loc())
 		if strings.TrimSpace(body) == strings.TrimSpace(n.Content()) {
 			return nil
 		}
@@ -516,11 +527,11 @@ func writeExtractive(ctx context.Context, env *Env, job cardJob, card *Card) err
 			return nil
 		})
 	}
-	if !extractive.Substantive(job.pending.msgs) {
+	if !extractive.Substantive(msgs) {
 		card.skip = "only small talk: no statement worth a card (extractive distiller)"
 		return nil
 	}
-	c := extractive.Conversation(job.pending.msgs, link, env.loc())
+	c := extractive.Conversation(msgs, link, env.loc())
 	card.SetSystem("distiller", "extractive")
 	_, err := card.Write(ctx, c.Name, c.Description, c.Body, nil)
 	return err
@@ -557,7 +568,7 @@ func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (
 	if err != nil {
 		return nil, err
 	}
-	cp.New, cp.SkippedLines, cp.TornTail = ap.New, ap.SkippedLines, ap.TornTail
+	cp.New, cp.SkippedLines, cp.SetAside = ap.New, ap.SkippedLines, ap.SetAside
 	return cp, nil
 }
 
@@ -566,12 +577,8 @@ func SaveClaudeSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (
 // the transcript when the files are as the last call left them
 // (claudecode.Append): all a Stop hook does before it returns.
 func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*claudecode.Appended, error) {
-	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
-		return nil, err
-	}
 	var ap *claudecode.Appended
-	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
-		var err error
+	err := saveImported(ctx, env, req, func() (err error) {
 		ap, err = claudecode.Append(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
 		return err
 	})
@@ -581,10 +588,36 @@ func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest
 	if ap.SkippedLines > 0 {
 		env.logger().Info("skipped transcript lines that are not JSON", "count", ap.SkippedLines)
 	}
-	if ap.TornTail {
-		env.logger().Warn("the copy of the transcript ended in a line cut by a crash; it was removed and copied again", "path", ap.Path)
+	if ap.SetAside != nil {
+		env.logger().Warn(ap.SetAside.String() + "; its entry is copied again from the transcript")
 	}
 	return ap, nil
+}
+
+// SaveCodexSession copies what a Codex rollout gained into the workspace,
+// under the session's save lock.
+func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*codex.Copy, error) {
+	var cp *codex.Copy
+	err := saveImported(ctx, env, req, func() (err error) {
+		cp, err = codex.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cp.SetAside != nil {
+		env.logger().Warn(cp.SetAside.String() + "; its line is copied again from the rollout")
+	}
+	return cp, nil
+}
+
+// saveImported checks an agent session's request and runs save under the
+// session's short save lock.
+func saveImported(ctx context.Context, env *Env, req AutoMemoryCCRequest, save func() error) error {
+	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
+		return err
+	}
+	return withLock(ctx, env, "session-"+req.SessionID+".save", 0, save)
 }
 
 // AutoMemoryCC imports the new entries of a Claude Code transcript into
@@ -592,16 +625,13 @@ func SaveNewClaudeEntries(ctx context.Context, env *Env, req AutoMemoryCCRequest
 // up to date, as auto_memory does for a conversation: saved first, then
 // distilled under the session's lock from what is not distilled yet.
 func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
-	if req.Fallback == "" {
-		req.Fallback = FallbackExtractive
-	}
-	cp, err := SaveClaudeSession(ctx, env, req)
-	if err != nil {
-		return nil, err
-	}
-	return importedCard(ctx, env, "claude_code", claudecode.CopyPath(req.SessionID), req, func() []store.Message {
+	return autoMemoryImported(ctx, env, req, "claude_code", func() (importedCopy, error) {
+		cp, err := SaveClaudeSession(ctx, env, req)
+		if err != nil {
+			return importedCopy{}, err
+		}
 		// the copy as it is now, other calls' entries included
-		return claudecode.RenderMessages(cp.Entries)
+		return importedCopy{claudecode.CopyPath(req.SessionID), cp.SetAside, func() []store.Message { return claudecode.RenderMessages(cp.Entries) }}, nil
 	})
 }
 
@@ -610,35 +640,47 @@ func AutoMemoryCC(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*Auto
 // session/codex/<sid>.jsonl first, then the card of the day is brought up
 // to date from what is not distilled yet.
 func AutoMemoryCodex(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*AutoMemoryResult, error) {
+	return autoMemoryImported(ctx, env, req, "codex", func() (importedCopy, error) {
+		cp, err := SaveCodexSession(ctx, env, req)
+		if err != nil {
+			return importedCopy{}, err
+		}
+		return importedCopy{cp.Path, cp.SetAside, func() []store.Message { return codex.RenderMessages(cp.Lines) }}, nil
+	})
+}
+
+// importedCopy is an agent session's copy after a save: where it is, the
+// torn tail a save set aside, and its messages.
+type importedCopy struct {
+	path     string
+	setAside *store.SetAside
+	render   func() []store.Message
+}
+
+// autoMemoryImported saves an agent session (kind names its folders), and
+// only then opens what distilling needs and distils it; a hook's failure
+// falls back to the extractive card unless told otherwise.
+func autoMemoryImported(ctx context.Context, env *Env, req AutoMemoryCCRequest, kind string, save func() (importedCopy, error)) (*AutoMemoryResult, error) {
 	if req.Fallback == "" {
 		req.Fallback = FallbackExtractive
 	}
-	cp, err := SaveCodexSession(ctx, env, req)
+	cp, err := save()
 	if err != nil {
 		return nil, err
 	}
-	return importedCard(ctx, env, "codex", cp.Path, req, func() []store.Message { return codex.RenderMessages(cp.Lines) })
-}
-
-// SaveCodexSession copies what a Codex rollout gained into the workspace,
-// under the session's save lock.
-func SaveCodexSession(ctx context.Context, env *Env, req AutoMemoryCCRequest) (*codex.Copy, error) {
-	if err := checkCardRequest(req.SessionID, req.Date, req.Fallback); err != nil {
-		return nil, err
+	if err := env.connect(ctx); err != nil {
+		return nil, fmt.Errorf("%w (the session is saved in %s; the next call distils it)", err, cp.path)
 	}
-	var cp *codex.Copy
-	err := withLock(ctx, env, "session-"+req.SessionID+".save", 0, func() error {
-		var err error
-		cp, err = codex.Save(env.WS, req.SessionID, req.TranscriptPath, req.MaxTranscriptBytes)
-		return err
-	})
-	return cp, err
+	return importedCard(ctx, env, kind, cp.path, req, cp.setAside, cp.render)
 }
 
 // importedCard distils an imported agent session (kind names its state
 // folder) into the card of the day, under the session's lock.
-func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req AutoMemoryCCRequest, render func() []store.Message) (*AutoMemoryResult, error) {
+func importedCard(ctx context.Context, env *Env, kind, sourceFile string, req AutoMemoryCCRequest, aside *store.SetAside, render func() []store.Message) (*AutoMemoryResult, error) {
 	res := &AutoMemoryResult{Date: req.Date, SourceConversation: store.LinkTo(sourceFile)}
+	if aside != nil {
+		res.Warnings = append(res.Warnings, aside.String())
+	}
 	return res, withSessionLock(ctx, env, req.SessionID, req.Wait, sourceFile, func() error {
 		all := render()
 		if res.Date == "" {

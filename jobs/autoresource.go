@@ -32,9 +32,9 @@ type AutoResourceRequest struct {
 	IncludeImages bool
 	Language      string
 	MaxFileBytes  int64 // default 20 MiB
-	MaxPixels     int64 // default vision.DefaultMaxPixels
-	// MaxImageMemory bounds an image's decode; default vision.DefaultMaxDecodeBytes
-	MaxImageMemory int64
+	// Images bounds an image resource's decode (pixels, memory); zero
+	// fields take vision's defaults.
+	Images vision.Options
 	// Fallback FallbackExtractive gives a text resource whose model run
 	// failed the extractive card instead (never over a card a model or a
 	// person wrote); empty or FallbackNone fails the item.
@@ -310,7 +310,8 @@ func textResource(ctx context.Context, env *Env, req AutoResourceRequest, job re
 		if why != "" {
 			item.Metadata.Warnings = append(item.Metadata.Warnings, why+"; wrote the extractive card instead")
 		}
-		c := extractive.Resource(job.place.rel, text, job.link)
+		masked, _ := store.RedactSecrets(text) // the excerpt and the name come from it
+		c := extractive.Resource(job.place.rel, masked, job.link)
 		name := c.Name
 		if job.card != "" {
 			name = "" // an update keeps the card's name
@@ -417,7 +418,7 @@ func imageResource(ctx context.Context, env *Env, req AutoResourceRequest, job r
 		item.Metadata.Skipped = "no model configured"
 		return item
 	}
-	img, err := vision.Prepare(job.raw, vision.Options{MaxPixels: req.MaxPixels, MaxDecodeBytes: req.MaxImageMemory})
+	img, err := vision.Prepare(job.raw, req.Images)
 	if err != nil {
 		return failed(item, "Image %s: %v", job.place.rel, err)
 	}

@@ -269,13 +269,15 @@ func withNotes(s string, notes []string) string {
 	return s + " (note: " + strings.Join(notes, "; ") + ")"
 }
 
-// put writes an existing card with the system's keys in place. It is the
-// one way a card's bytes change after it was created.
+// put writes an existing card with the system's keys in place and its
+// secrets masked. It is the one way a card's bytes change after it was
+// created.
 func (c *Card) put(n *store.Note) error {
 	if err := c.applySystem(n.FM); err != nil {
 		return err
 	}
 	n.Path = c.path
+	c.env.maskSecrets(n, c.path)
 	b, err := n.Bytes()
 	if err != nil {
 		return err
@@ -332,6 +334,7 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		return "", err
 	}
 	if c.spec.FixedPath && c.path != "" {
+		c.env.maskSecrets(n, c.path)
 		// a card with a fixed place is created there or not at all
 		n.Path = c.path
 		b, err := n.Bytes()
@@ -344,6 +347,7 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		c.wrote = true
 		return c.path, nil
 	}
+	c.env.maskSecrets(n, c.spec.Dir+"/"+name+".md")
 	p, err := c.claim(ctx, name, "", func(p string) error {
 		if err := n.FM.Set("name", stemOf(p)); err != nil {
 			return err
@@ -450,9 +454,9 @@ func (c *Card) cleanName(name string) string {
 		}
 		return s
 	}
-	s := clean(name)
+	s := clean(nameWithoutSecrets(name))
 	if s == "" {
-		s = clean(c.spec.Stem)
+		s = clean(nameWithoutSecrets(c.spec.Stem))
 	}
 	if s == "" || store.ValidateName(s) != nil {
 		h := sha1.Sum([]byte(c.spec.Stem))
@@ -463,6 +467,21 @@ func (c *Card) cleanName(name string) string {
 		s = kind + "-" + hex.EncodeToString(h[:])[:8]
 	}
 	return s
+}
+
+// nameWithoutSecrets masks the secrets in a name (a distiller that names a
+// card after its first words can pick up a pasted token), each spelt
+// redacted-<kind>: a placeholder's brackets cannot be in a file name.
+func nameWithoutSecrets(name string) string {
+	stem := strings.TrimSuffix(name, ".md") // a token's end is not seen before ".md"
+	red, found := store.RedactSecrets(stem)
+	if len(found) == 0 {
+		return name
+	}
+	for _, f := range found {
+		red = strings.Replace(red, store.Placeholder(f.Kind), "redacted-"+f.Kind, 1)
+	}
+	return red + name[len(stem):]
 }
 
 // modelName cleans a name the model chose, with a note for the model when

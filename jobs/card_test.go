@@ -349,3 +349,25 @@ func TestMovedCardStaysWhereItIs(t *testing.T) {
 		t.Error("the card went back to its day folder")
 	}
 }
+
+// TestCardNameMasksSecrets: the one naming rule masks secrets in a name,
+// spelt as a file name can hold them, with or without ".md"; look-alikes
+// and ordinary names are kept.
+func TestCardNameMasksSecrets(t *testing.T) {
+	c := &Card{spec: CardSpec{Date: "2026-06-20", Stem: "card"}}
+	for in, want := range map[string]string{
+		"push " + testGitHubTok + " password":        "push redacted-github-token password",
+		"push " + testGitHubTok + ".md":              "push redacted-github-token",
+		testAWSKey:                                   "redacted-aws-access-key",
+		"deploy " + testGitSHA:                       "deploy " + testGitSHA,
+		"release notes 3f2504e0-4f89-41d3-9a0c-0305": "release notes 3f2504e0-4f89-41d3-9a0c-0305",
+	} {
+		if got := c.cleanName(in); got != want {
+			t.Errorf("cleanName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c.spec.Stem = "notes " + testOpenAIKey
+	if got := c.cleanName(""); got != "notes redacted-openai-api-key" {
+		t.Errorf("the stem is not masked: %q", got)
+	}
+}

@@ -327,7 +327,7 @@ func extractUnits(ctx context.Context, env *Env, opt DreamOptions, changed []dre
 	msgs := []llm.Message{llm.TextMessage(llm.RoleSystem, system), llm.TextMessage(llm.RoleUser, b.String())}
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		resp, err := env.Model.Chat(ctx, llm.Request{Model: env.ModelID, Messages: msgs})
+		resp, err := env.model().Chat(ctx, llm.Request{Model: env.ModelID, Messages: msgs})
 		if err != nil {
 			return nil, "", fmt.Errorf("extract: model: %w", err)
 		}
@@ -421,6 +421,9 @@ func (s *dreamScope) checkPath(p string, write bool) (string, error) {
 		parts := strings.Split(rel, "/")
 		if len(parts) != 3 || !contains(dreamBuckets, parts[1]) {
 			return "", fmt.Errorf("no permission: digest nodes are digest/{personal,procedure,wiki}/<slug>.md, not %s", rel)
+		}
+		if write && nameWithoutSecrets(parts[2]) != parts[2] {
+			return "", fmt.Errorf("the file name %s holds a secret (an API key, token or password); choose a slug without it", parts[2])
 		}
 		return rel, nil
 	}
@@ -615,6 +618,7 @@ func (s *dreamScope) write(ctx context.Context, raw json.RawMessage) (string, er
 	if err := fm.Set(dkey, dval); err != nil {
 		return "", err
 	}
+	s.env.maskSecrets(note, rel)
 	out, err := note.Bytes()
 	if err != nil {
 		return "", err
@@ -657,7 +661,7 @@ func integrateUnit(ctx context.Context, env *Env, ix DreamIndex, run *store.Run,
 		Note   string `json:"note"`
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		res, err := llm.RunAgent(ctx, env.Model, cfg)
+		res, err := llm.RunAgent(ctx, env.model(), cfg)
 		if err != nil {
 			ir.Status, ir.Error = "failed", err.Error()
 			return ir

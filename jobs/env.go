@@ -98,6 +98,12 @@ type Env struct {
 	// Fault, when set, is called at named steps of a job; returning an
 	// error stops it there as a crash would. Tests only (REME_CRASH_AT).
 	Fault func(step string) error
+	// Connect, when set, fills in what a job needs beyond the workspace
+	// (Index, Journal, Model). Jobs that save a conversation call it only
+	// once the conversation is saved, so that an index that cannot open (a
+	// full disk, a broken model configuration) costs no message; every
+	// other job is given an Env that is connected already.
+	Connect func(ctx context.Context, e *Env) error
 
 	mu     sync.Mutex
 	down   error      // why the model is down for the rest of this run
@@ -135,3 +141,13 @@ func (e *Env) fault(step string) error {
 
 // Today is the current date in the workspace time zone.
 func (e *Env) Today() string { return e.now().In(e.loc()).Format(time.DateOnly) }
+
+// connect runs Connect once; an Env without it is connected already.
+func (e *Env) connect(ctx context.Context) error {
+	c := e.Connect
+	if c == nil {
+		return nil
+	}
+	e.Connect = nil
+	return c(ctx, e)
+}

@@ -80,7 +80,10 @@ func collectImages(env *Env, sid string, msgs []store.Message, max int) ([]convI
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					return nil, inputErr("message %s block %d: image URL %q is refused: only http and https URLs are accepted (they are not downloaded; send local files as base64)", m.ID, i, b.Source.URL)
 				}
-				img.url, img.source = u.String(), u.String()
+				// the model is sent the URL; the card cites it masked (a
+				// password in it, a signed URL's signature)
+				img.url = u.String()
+				img.source, _ = store.RedactSecrets(img.url)
 			default:
 				return nil, inputErr("message %s block %d: image source type %q is not base64 or url", m.ID, i, b.Source.Type)
 			}
@@ -108,7 +111,7 @@ func saveImages(env *Env, imgs []convImage) error {
 
 // describeImages shows the vision model every image beside its source and
 // returns a description per image, keyed by message id and block.
-func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []store.Message, sessionFile, lang string) (map[string]string, error) {
+func describeImages(ctx context.Context, env *Env, imgs []convImage, limits vision.Options, msgs []store.Message, sessionFile, lang string) (map[string]string, error) {
 	type promptImage struct{ Source string }
 	var list []promptImage
 	parts := []llm.Part{{}}
@@ -119,7 +122,7 @@ func describeImages(ctx context.Context, env *Env, imgs []convImage, msgs []stor
 			parts = append(parts, llm.Part{ImageURL: img.url})
 			continue
 		}
-		prepared, err := vision.Prepare(img.data, vision.Options{})
+		prepared, err := vision.Prepare(img.data, limits)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", img.source, err)
 		}

@@ -267,7 +267,7 @@ func reviewWithModel(ctx context.Context, env *Env, ix MaintainIndex, run *store
 // askVerdict asks the model one question and parses its JSON answer;
 // anything else is an error that changes nothing.
 func askVerdict(ctx context.Context, env *Env, question string) (*verdict, error) {
-	resp, err := env.Model.Chat(ctx, llm.Request{Model: env.ModelID, Messages: []llm.Message{
+	resp, err := env.model().Chat(ctx, llm.Request{Model: env.ModelID, Messages: []llm.Message{
 		llm.TextMessage(llm.RoleSystem, reviewSystem),
 		llm.TextMessage(llm.RoleUser, question),
 	}})
@@ -352,6 +352,7 @@ func applyPairVerdict(ctx context.Context, env *Env, ix MaintainIndex, run *stor
 			if !n.HasFM {
 				n.Body = strings.TrimPrefix(n.Body, "\n")
 			}
+			env.maskSecrets(n, keep.path)
 			out, err := n.Bytes()
 			if err != nil {
 				return err

@@ -46,28 +46,9 @@ func writeAtomic(dst string, data []byte) error {
 		}
 		perm, keepPerm = fi.Mode().Perm(), true
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	var werr error
-	if keepPerm {
-		// OpenFile's mode is filtered by the umask; the existing file's
-		// bits must survive exactly.
-		werr = f.Chmod(perm)
-	}
-	if werr == nil {
-		_, werr = f.Write(data)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
+	tmp := tempPath(dir)
+	// an existing file's permission bits survive exactly
+	werr := writeSynced(tmp, data, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm, keepPerm)
 	if werr == nil {
 		werr = os.Rename(tmp, dst)
 	}
@@ -80,6 +61,37 @@ func writeAtomic(dst string, data []byte) error {
 	}
 	sweepOnce(dir)
 	return nil
+}
+
+// tempPath names a new temp file in dir, where a write goes first.
+func tempPath(dir string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	return filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
+}
+
+// writeSynced writes data to the file p opened with flag and mode perm,
+// and fsyncs it. With exact, perm is set as it is (OpenFile's mode is
+// filtered by the umask).
+func writeSynced(p string, data []byte, flag int, perm fs.FileMode, exact bool) error {
+	f, err := os.OpenFile(p, flag, perm)
+	if err != nil {
+		return err
+	}
+	var werr error
+	if exact {
+		werr = f.Chmod(perm)
+	}
+	if werr == nil {
+		_, werr = f.Write(data)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
 }
 
 // TempGrace is how old a temp file must be before it counts as left behind

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,10 +24,8 @@ func (w *Workspace) CreateFile(rel string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create folder %s: %w", dir, err)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
-	if err := writeSynced(tmp, data, os.O_WRONLY|os.O_CREATE|os.O_EXCL); err != nil {
+	tmp := tempPath(dir)
+	if err := writeSynced(tmp, data, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644, false); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("create %s: %w", rel, err)
 	}
@@ -41,7 +37,7 @@ func (w *Workspace) CreateFile(rel string, data []byte) error {
 		return fmt.Errorf("create %s: %w", rel, fs.ErrExist)
 	default:
 		// no hard links here: an exclusive create says who won the name
-		if err := writeSynced(dst, data, os.O_WRONLY|os.O_CREATE|os.O_EXCL); err != nil {
+		if err := writeSynced(dst, data, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644, false); err != nil {
 			if !errors.Is(err, fs.ErrExist) {
 				_ = os.Remove(dst)
 			}
@@ -53,19 +49,4 @@ func (w *Workspace) CreateFile(rel string, data []byte) error {
 	}
 	sweepOnce(dir)
 	return nil
-}
-
-func writeSynced(p string, data []byte, flag int) error {
-	f, err := os.OpenFile(p, flag, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
 }

@@ -596,8 +596,11 @@ func (f *Frontmatter) reads(text string) bool {
 	return err == nil && reflect.DeepEqual(back.Map(), f.Map())
 }
 
-// spellFlowNulls writes empty nulls inside flow collections as "null":
-// yaml.v3 would emit them as an empty quoted string there.
+// spellFlowNulls writes empty null values inside flow collections as
+// "null": yaml.v3 would emit them as an empty quoted string there, which
+// reads back as "" instead of null. A key is left as it is: a key is read
+// by its text, so the empty null key ("{? }") must stay "" (written `""`),
+// while "null" would read back as a key named null.
 func spellFlowNulls(n *yaml.Node, flow bool) {
 	if n == nil {
 		return
@@ -606,7 +609,10 @@ func spellFlowNulls(n *yaml.Node, flow bool) {
 		n.Value = "null"
 	}
 	flow = flow || n.Style&yaml.FlowStyle != 0
-	for _, c := range n.Content {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 && c.Kind == yaml.ScalarNode {
+			continue
+		}
 		spellFlowNulls(c, flow)
 	}
 }

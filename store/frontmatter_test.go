@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -560,6 +561,34 @@ func TestFrontmatterSetAwkwardStrings(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"ok", v, "\n" + v}, back.FM.Strings("list")); diff != "" && v != "" {
 			t.Errorf("list with %q (-want +got):\n%s", v, diff)
+		}
+	}
+}
+
+// A flow header's empty null key stays the key "" when another key is set
+// (it was rewritten as "null", a key of that name).
+func TestFrontmatterSetKeepsEmptyNullKey(t *testing.T) {
+	for _, src := range []string{"{? }\n", "{? , a: }\n", "{? : x}\n"} {
+		fm, err := ParseFrontmatter(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := fm.Map()
+		if err := fm.Set("b", "1"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := fm.Render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFrontmatter(out)
+		if err != nil {
+			t.Fatalf("%q rewritten as %q: %v", src, out, err)
+		}
+		after := back.Map()
+		delete(after, "b")
+		if !reflect.DeepEqual(before, after) {
+			t.Errorf("%q rewritten as %q: keys %v, want %v", src, out, after, before)
 		}
 	}
 }

@@ -144,8 +144,9 @@ func withMD(p string) []string {
 // dst. Markdown targets are returned decoded; see EncodeMarkdownDest.
 func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFiles) (string, bool) {
 	t := strings.TrimSpace(l.Target)
+	// a file named only ".md" has no name to write without its extension
 	noExt := !strings.HasSuffix(strings.ToLower(t), ".md") && strings.HasSuffix(strings.ToLower(orig.Path), ".md") &&
-		strings.HasSuffix(strings.ToLower(dst), ".md")
+		strings.HasSuffix(strings.ToLower(dst), ".md") && LinkName(dst) != ""
 	name := dst
 	if noExt {
 		name = dst[:len(dst)-len(".md")]
@@ -178,11 +179,18 @@ func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFil
 	default:
 		tries = []string{name}
 	}
-	// a full path from the workspace root always reads the same
-	if l.Markdown {
-		tries = append(tries, "/"+name)
-	} else {
-		tries = append(tries, name, "/"+name)
+	// a full path from the workspace root always reads the same, with its
+	// extension when the path without it does not (a name that ends in a
+	// space, which a link's trimmed target loses)
+	full := []string{name}
+	if name != dst {
+		full = append(full, dst)
+	}
+	for _, p := range full {
+		if !l.Markdown {
+			tries = append(tries, p)
+		}
+		tries = append(tries, "/"+p)
 	}
 	for _, cand := range tries {
 		probe := l

@@ -170,6 +170,8 @@ func TestLinkTextFor(t *testing.T) {
 		{"markdown sibling", "solar.md", true, Resolution{Path: "daily/2026-06-20/solar.md", Status: LinkExact}, "daily/2026-06-19/retro.md", "../2026-06-19/retro.md"},
 		{"markdown from the root", "digest/wiki/solar.md", true, Resolution{Path: "digest/wiki/solar.md", Status: LinkExact}, dst, dst},
 		{"to a file that is not a note: the extension is written", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, "resource/solar.pdf", "solar.pdf"},
+		{"to a file named only .md: the extension is its name", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, "digest/.md", ".md"},
+		{"to a name that ends in a space: the extension is kept", "solar", false, Resolution{Path: "digest/wiki/solar.md", Status: LinkShort}, "digest/energy/sun .md", "digest/energy/sun .md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Secrets people paste into a conversation (API keys, tokens, passwords)
@@ -716,7 +718,7 @@ func RedactJSONStrings(raw []byte) ([]byte, []SecretFinding) {
 		var s string
 		if !isKey && json.Unmarshal(lit, &s) == nil {
 			if red, fs := RedactSecrets(s); len(fs) > 0 {
-				enc, err := marshalNoEscape(red)
+				enc, err := MarshalNoEscape(red)
 				if err == nil {
 					out = append(out, raw[last:i]...)
 					out = append(out, enc...)
@@ -731,4 +733,88 @@ func RedactJSONStrings(raw []byte) ([]byte, []SecretFinding) {
 		return raw, nil
 	}
 	return append(out, raw[last:]...), all
+}
+
+// RedactNote masks secrets in a note before it is written: in its body,
+// and in every string value of its frontmatter, read together with its
+// key (so that `password: hunter2` is found as the assignment it is), at
+// any depth. Keys listed in keep are left as they are (provenance the
+// system sets: paths and ids that must keep pointing at their source).
+// Keys whose values do not change keep their bytes. It returns the kinds
+// of the secrets masked, in the order found (frontmatter first).
+func RedactNote(n *Note, keep ...string) []string {
+	var kinds []string
+	m := n.FM.mapping()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key := m.Content[i].Value
+		if slices.Contains(keep, key) {
+			continue
+		}
+		found := redactYAMLValue(m.Content[i+1], key, 0)
+		if len(found) > 0 {
+			n.FM.markChanged(key)
+			kinds = append(kinds, found...)
+		}
+	}
+	if body, found := RedactSecrets(n.Body); len(found) > 0 {
+		n.Body = body
+		for _, f := range found {
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	return kinds
+}
+
+// redactYAMLValue masks the string scalars under v (not through aliases,
+// which repeat a value found elsewhere); key is the mapping key v is the
+// value of, "" in a list.
+func redactYAMLValue(v *yaml.Node, key string, depth int) []string {
+	if v == nil || depth > 64 {
+		return nil
+	}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.ShortTag() != "!!str" {
+			return nil
+		}
+		red, found := redactValue(key, v.Value)
+		if len(found) == 0 {
+			return nil
+		}
+		v.Value, v.Tag = red, "!!str"
+		kinds := make([]string, len(found))
+		for i, f := range found {
+			kinds[i] = f.Kind
+		}
+		return kinds
+	case yaml.SequenceNode:
+		var kinds []string
+		for _, c := range v.Content {
+			kinds = append(kinds, redactYAMLValue(c, "", depth+1)...)
+		}
+		return kinds
+	case yaml.MappingNode:
+		var kinds []string
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			kinds = append(kinds, redactYAMLValue(v.Content[i+1], v.Content[i].Value, depth+1)...)
+		}
+		return kinds
+	}
+	return nil
+}
+
+// redactValue masks a frontmatter value read after its key; findings that
+// reach into the key (there should be none) fall back to the value alone.
+func redactValue(key, value string) (string, []SecretFinding) {
+	if key == "" || strings.ContainsAny(key, "\n\r") {
+		return RedactSecrets(value)
+	}
+	prefix := key + ": "
+	red, found := RedactSecrets(prefix + value)
+	for _, f := range found {
+		if f.Start < len(prefix) {
+			return RedactSecrets(value)
+		}
+	}
+	return red[len(prefix):], found
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -267,5 +268,73 @@ func TestSaveDialogRedactsWhenAsked(t *testing.T) {
 		if err != nil || res.Written || res.New+res.Replaced != 0 {
 			t.Errorf("RedactSessions=%v: repeated save = %+v, %v", redact, res, err)
 		}
+	}
+}
+
+// TestRedactNote: secrets in a note's body and frontmatter values (read
+// with their key, at any depth) are masked; the keys kept, look-alikes and
+// untouched keys stay byte for byte, and the header still parses.
+func TestRedactNote(t *testing.T) {
+	const (
+		aws    = "AKIAIOSFODNN7EXAMPLE"
+		openai = "sk-proj-Zq3k9LmN2pX7vB4tR8sW1yC6dF0hJ5gK2aE9uV3"
+		github = "ghp_Zq3k9LmN2pX7vB4tR8sW1yC6dF0hJ5gK2aE9"
+	)
+	raw := "---\n" +
+		"name: deploy-notes\n" +
+		"description: 'the key " + openai + " is for staging'\n" +
+		"password: hunter2hunter2\n" +
+		"commit: 9fceb02d0ae598e95dc970b74767f19372d61af8  # a git SHA\n" +
+		"session_id: " + aws + "\n" +
+		"links:\n" +
+		"  - id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301\n" +
+		"    token: " + github + "\n" +
+		"folded: >-\n" +
+		"  a folded\n" +
+		"  value\n" +
+		"---\n\n" +
+		"Use " + aws + " with sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.\n"
+	n := ParseNote("daily/2026-06-20/x.md", []byte(raw))
+	kinds := RedactNote(n, "session_id")
+	if want := []string{"openai-api-key", "password", "github-token", "aws-access-key"}; !slices.Equal(kinds, want) {
+		t.Errorf("kinds %q, want %q", kinds, want)
+	}
+	out, err := n.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{openai, "hunter2", github} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s is still in:\n%s", secret, out)
+		}
+	}
+	for _, keep := range []string{
+		"name: deploy-notes\n",
+		"commit: 9fceb02d0ae598e95dc970b74767f19372d61af8  # a git SHA\n",
+		"session_id: " + aws + "\n",
+		"folded: >-\n  a folded\n  value\n",
+		"Use [redacted:aws-access-key] with sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.",
+		"3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+	} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("lacks %q:\n%s", keep, out)
+		}
+	}
+	back := ParseNote(n.Path, []byte(out))
+	if back.FMErr != nil {
+		t.Fatalf("the header no longer parses: %v\n%s", back.FMErr, out)
+	}
+	if got := back.FM.String("description"); got != "the key [redacted:openai-api-key] is for staging" {
+		t.Errorf("description %q", got)
+	}
+	if got := back.FM.String("password"); got != "[redacted:password]" {
+		t.Errorf("password %q", got)
+	}
+	if again := RedactNote(back, "session_id"); len(again) != 0 {
+		t.Errorf("a second pass found %q", again)
+	}
+	clean := ParseNote("x.md", []byte("---\nname: a\nsha: 9fceb02d0ae598e95dc970b74767f19372d61af8\n---\n\nno secret here\n"))
+	if kinds := RedactNote(clean); kinds != nil || clean.FM.Dirty() {
+		t.Errorf("a note without secrets changed: %q", kinds)
 	}
 }

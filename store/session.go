@@ -454,7 +454,7 @@ func saveBlock(role, msgID string, index int, raw json.RawMessage) (json.RawMess
 		if id == "" {
 			id = fmt.Sprintf("call-%s-%d", msgID, index)
 		}
-		out, err := marshalNoEscape(struct {
+		out, err := MarshalNoEscape(struct {
 			Type  string `json:"type"`
 			ID    string `json:"id"`
 			Name  string `json:"name"`
@@ -476,7 +476,7 @@ func saveBlock(role, msgID string, index int, raw json.RawMessage) (json.RawMess
 		if u.MediaType == "" {
 			u.MediaType = b.Type + "/*"
 		}
-		out, err := marshalNoEscape(struct {
+		out, err := MarshalNoEscape(struct {
 			Type   string    `json:"type"`
 			Source urlSource `json:"source"`
 		}{"data", u})
@@ -495,13 +495,14 @@ func (m Message) MarshalLine() ([]byte, error) {
 	if l.Metadata == nil {
 		l.Metadata = json.RawMessage("{}")
 	}
-	return marshalNoEscape(l)
+	return MarshalNoEscape(l)
 }
 
-// marshalNoEscape encodes like json.Marshal but leaves < > & as they are,
+// MarshalNoEscape encodes like json.Marshal but leaves < > & as they are,
 // as Python writes them, so that a session file ReMe wrote can be appended
-// to rather than rewritten.
-func marshalNoEscape(v any) ([]byte, error) {
+// to rather than rewritten (and a settings file another tool wrote keeps
+// its text).
+func MarshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -554,7 +555,7 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	for _, m := range incoming {
 		m = SanitizeForSave(m)
 		if w.RedactSessions {
-			m = redactMessage(m)
+			m = RedactMessage(m)
 		}
 		if i, ok := pos[m.ID]; ok {
 			a, _ := merged[i].MarshalLine()
@@ -594,10 +595,10 @@ func (w *Workspace) SaveDialog(rel string, incoming []Message) (*SaveResult, err
 	return res, nil
 }
 
-// redactMessage masks secrets in the string values of a message's content
+// RedactMessage masks secrets in the string values of a message's content
 // blocks. The id stays: it was derived from what the caller sent, so a
 // repeated call still finds the message.
-func redactMessage(m Message) Message {
+func RedactMessage(m Message) Message {
 	out := m
 	out.Content = make([]json.RawMessage, len(m.Content))
 	for i, b := range m.Content {
@@ -605,6 +606,19 @@ func redactMessage(m Message) Message {
 		out.Content[i] = red
 	}
 	return out
+}
+
+// SessionLine is a JSON line of a session file as it is saved: with
+// RedactSessions, secrets in its string values are masked (RedactJSONStrings),
+// as in the messages SaveDialog saves; otherwise the line as it is. The
+// copies of agent transcripts (session/claude_code/, session/codex/) are
+// saved through it.
+func (w *Workspace) SessionLine(line []byte) []byte {
+	if !w.RedactSessions {
+		return line
+	}
+	red, _ := RedactJSONStrings(line)
+	return red
 }
 
 // AppendFile appends data to an existing workspace file, all or nothing:

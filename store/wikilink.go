@@ -463,6 +463,10 @@ func ValidateLinkTarget(t string) error {
 	if strings.TrimSpace(t) == "" {
 		return fmt.Errorf("%w: empty link target", ErrInvalidPath)
 	}
+	if strings.TrimSpace(t) != t {
+		// a link's target is read trimmed: [[a ]] names "a"
+		return fmt.Errorf("%w: %q cannot be a link target (it begins or ends with a space)", ErrInvalidPath, t)
+	}
 	if strings.ContainsAny(t, "[]#|\n`") {
 		// a backtick could open a code span that hides the rest of the line
 		return fmt.Errorf("%w: %q cannot be a link target (contains [ ] # | ` or a newline)", ErrInvalidPath, t)

@@ -173,7 +173,8 @@ func TestReplaceLinksLiteral(t *testing.T) {
 
 func TestValidateLinkTarget(t *testing.T) {
 	ok := []string{"digest/a.md", "a b.md", "登录.md", "session/dialog/x.jsonl", "a(1).md", "a!.md"}
-	bad := []string{"", "  ", "a[b", "a]b", "a#b", "a|b", "a\nb", "[[a]]"}
+	bad := []string{"", "  ", "a[b", "a]b", "a#b", "a|b", "a\nb", "[[a]]",
+		".M ", " a.md", "a.md\t"} // a link is read trimmed: [[.M ]] names ".M"
 	for _, s := range ok {
 		if err := ValidateLinkTarget(s); err != nil {
 			t.Errorf("ValidateLinkTarget(%q) = %v", s, err)

@@ -31,12 +31,12 @@ type importState struct {
 
 // Appended reports what Append did.
 type Appended struct {
-	Path         string // workspace-relative path of the copy
-	New          int    // entries appended by this call
-	SkippedLines int    // transcript lines that are not entries (a line being written, or damage)
-	TornTail     bool   // as in Copy
-	Whole        bool   // the whole transcript was compared with the copy
-	Size         int64  // the copy's size after this call
+	Path         string          // workspace-relative path of the copy
+	New          int             // entries appended by this call
+	SkippedLines int             // transcript lines that are not entries (a line being written, or damage)
+	SetAside     *store.SetAside // as in Copy
+	Whole        bool            // the whole transcript was compared with the copy
+	Size         int64           // the copy's size after this call
 }
 
 func importStatePath(ws *store.Workspace, sessionID string) string {
@@ -62,9 +62,9 @@ func Append(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int6
 	res := &Appended{Path: rel}
 	var st importState
 	if b, err := os.ReadFile(importStatePath(ws, sessionID)); err == nil && json.Unmarshal(b, &st) == nil && st.Transcript == abs {
-		ok, err := st.appendNew(ws.Abs(rel), abs, maxBytes, res)
+		ok, err := st.appendNew(ws, rel, abs, maxBytes, res)
 		if err != nil {
-			return nil, fmt.Errorf("append %s: %w", rel, err)
+			return nil, err
 		}
 		if ok {
 			st.save(ws, sessionID, ws.Abs(rel))
@@ -76,7 +76,7 @@ func Append(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int6
 	if err != nil {
 		return nil, err
 	}
-	res.New, res.SkippedLines, res.TornTail, res.Whole = cp.New, cp.SkippedLines, cp.TornTail, true
+	res.New, res.SkippedLines, res.SetAside, res.Whole = cp.New, cp.SkippedLines, cp.SetAside, true
 	st = importState{Transcript: abs, Offset: cp.Consumed}
 	if f, err := os.Open(abs); err == nil {
 		st.Tail = make([]byte, min(int64(tailBytes), st.Offset))
@@ -109,11 +109,11 @@ func ReadCopy(ws *store.Workspace, sessionID string, size int64) (*Copy, error) 
 // appendNew copies the entries after the recorded offset. ok is false when
 // the state does not describe the files as they are (the copy changed since,
 // the transcript was rewritten or cut): then nothing was copied.
-func (st *importState) appendNew(copyAbs, transcript string, maxBytes int64, res *Appended) (bool, error) {
+func (st *importState) appendNew(ws *store.Workspace, rel, transcript string, maxBytes int64, res *Appended) (bool, error) {
 	if st.Offset <= 0 || st.CopySize <= 0 || len(st.Tail) == 0 || int64(len(st.Tail)) > st.Offset || st.Tail[len(st.Tail)-1] != '\n' {
 		return false, nil
 	}
-	if !endsWithNewline(copyAbs, st.CopySize) {
+	if !endsWithNewline(ws.Abs(rel), st.CopySize) {
 		return false, nil
 	}
 	f, err := os.Open(transcript)
@@ -133,7 +133,7 @@ func (st *importState) appendNew(copyAbs, transcript string, maxBytes int64, res
 	if _, err := io.ReadFull(io.NewSectionReader(f, st.Offset, int64(len(src))), src); err != nil {
 		return false, nil
 	}
-	nl := newLines{seen: map[string]bool{}}
+	nl := newLines{seen: map[string]bool{}, ws: ws}
 	if err := eachLine(bytes.NewReader(src), func(line []byte, complete bool) error {
 		nl.take(line, complete)
 		return nil
@@ -142,7 +142,7 @@ func (st *importState) appendNew(copyAbs, transcript string, maxBytes int64, res
 	}
 	res.New, res.SkippedLines = len(nl.entries), nl.skipped
 	if res.New > 0 {
-		if err := appendLines(copyAbs, st.CopySize, nl.add.Bytes()); err != nil {
+		if err := ws.AppendFile(rel, nl.add.Bytes()); err != nil {
 			return false, err
 		}
 	}

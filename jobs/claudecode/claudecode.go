@@ -173,9 +173,10 @@ type Copy struct {
 	Entries      []Entry
 	New          int // entries appended by this call
 	SkippedLines int // transcript lines that are not JSON objects (a line being written, or damage)
-	// TornTail is set when the copy ended in a line cut by a crash; it was
-	// removed (its entry is copied again from the transcript).
-	TornTail bool
+	// SetAside is set when the copy ended in a line cut by a crash or a
+	// full disk: it was moved to <copy>.corrupt (store.RepairTail), and its
+	// entry is copied again from the transcript.
+	SetAside *store.SetAside
 	// Consumed is how many bytes of the transcript were taken in: through
 	// its last complete line, or all of it when an unterminated last line
 	// was a whole entry. A later call may start reading there.
@@ -197,9 +198,11 @@ const DefaultMaxTranscriptBytes = 256 << 20
 // parse are skipped and counted (Claude Code may be writing the last one);
 // a line of the copy that does not parse is an error, so nothing already
 // saved is lost, except an unfinished last line, which a crash left and
-// which is cut away (its entry is still in the transcript). When nothing is
-// new the copy is not touched. The caller holds the session's lock: two
-// concurrent copies could both append the same lines.
+// which is set aside into <copy>.corrupt (its entry is still in the
+// transcript). New lines are appended all or nothing (store's AppendFile);
+// with redact.sessions their strings are masked (store's SessionLine).
+// When nothing is new the copy is not touched. The caller holds the
+// session's lock: two concurrent copies could both append the same lines.
 func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBytes int64) (*Copy, error) {
 	if err := store.ValidateSessionID(sessionID); err != nil {
 		return nil, err
@@ -228,12 +231,15 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 			ErrTooLarge, transcriptPath, fi.Size(), maxBytes)
 	}
 	res := &Copy{Path: rel}
+	if res.SetAside, err = ws.RepairTail(rel, isEntryLine); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	good, endsInNewline, err := readCopy(ws.Abs(rel), rel, res, seen)
 	if err != nil {
 		return nil, err
 	}
-	nl := newLines{seen: seen}
+	nl := newLines{seen: seen, ws: ws}
 	// The limit also holds for a transcript that grows while it is read.
 	err = eachLine(io.LimitReader(src, maxBytes+1), func(line []byte, complete bool) error {
 		if int64(nl.add.Len()) > maxBytes {
@@ -250,24 +256,23 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 	}
 	res.Entries = append(res.Entries, nl.entries...)
 	res.New, res.SkippedLines, res.Consumed = len(nl.entries), nl.skipped, nl.consumed
-	add := &nl.add
-	if res.New == 0 && !res.TornTail {
+	if res.New == 0 {
 		return res, nil
 	}
+	data := nl.add.Bytes()
 	if good == 0 {
-		if err := ws.WriteFile(rel, add.Bytes()); err != nil {
-			return nil, err
-		}
-		return res, nil
+		return res, ws.WriteFile(rel, data)
 	}
-	data := add.Bytes()
 	if !endsInNewline {
 		data = append([]byte{'\n'}, data...)
 	}
-	if err := appendLines(ws.Abs(rel), good, data); err != nil {
-		return nil, fmt.Errorf("append %s: %w", rel, err)
-	}
-	return res, nil
+	return res, ws.AppendFile(rel, data)
+}
+
+// isEntryLine tells a whole line of the copy from the torn end of one.
+func isEntryLine(line []byte) bool {
+	_, ok := parseLine(line, false)
+	return ok
 }
 
 // newLines takes in transcript lines: those with a uuid not seen yet are
@@ -275,6 +280,7 @@ func CopyTranscript(ws *store.Workspace, sessionID, transcriptPath string, maxBy
 // far the transcript was taken in (through the last complete line, or an
 // unterminated last line that is a whole entry).
 type newLines struct {
+	ws            *store.Workspace // masks the lines kept, with redact.sessions
 	seen          map[string]bool
 	add           bytes.Buffer
 	entries       []Entry
@@ -291,7 +297,7 @@ func (n *newLines) take(line []byte, complete bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
-	e, ok := parseLine(line, true)
+	e, ok := parseLine(n.ws.SessionLine(line), true)
 	if !ok {
 		n.skipped++
 		return
@@ -307,9 +313,8 @@ func (n *newLines) take(line []byte, complete bool) {
 }
 
 // readCopy reads the workspace copy line by line into res and seen. It
-// returns the length of the file up to its last complete entry (a torn
-// last line left by a crash is not counted, and res.TornTail is set) and
-// whether that part ends in a newline.
+// returns the length of the file up to its last entry and whether that
+// part ends in a newline (the last entry may lack it).
 func readCopy(abs, rel string, res *Copy, seen map[string]bool) (good int64, endsInNewline bool, err error) {
 	return readCopyUpTo(abs, rel, -1, res, seen)
 }
@@ -347,10 +352,6 @@ func readCopyUpTo(abs, rel string, size int64, res *Copy, seen map[string]bool) 
 		}
 		e, ok := parseLine(line, false)
 		if !ok {
-			if !complete {
-				res.TornTail = true
-				return nil
-			}
 			return fmt.Errorf("%s line %d is not a JSON object; fix or move the file before adding to this session", rel, n)
 		}
 		if e.UUID != "" {
@@ -385,40 +386,6 @@ func eachLine(r io.Reader, fn func(line []byte, complete bool) error) error {
 			return err
 		}
 	}
-}
-
-// appendLines cuts the file to size (dropping a torn tail), appends data
-// and fsyncs; on failure it cuts the file back so that a half-written line
-// never stays behind.
-func appendLines(abs string, size int64, data []byte) error {
-	f, err := os.OpenFile(abs, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return errors.New("not a regular file")
-	}
-	werr := f.Truncate(size)
-	if werr == nil {
-		_, werr = f.WriteAt(data, size)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if werr != nil {
-		_ = f.Truncate(size)
-		_ = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
 }
 
 // parseLine decodes one transcript line; ok is false when the line is

@@ -984,27 +984,72 @@ func TestCopyTranscriptBounds(t *testing.T) {
 }
 
 // TestCopyTranscriptRepairsTornTail: a copy whose last line a crash cut is
-// repaired by the next call (the entry is copied again from the
-// transcript) instead of blocking the session.
+// repaired by the next call, whether it compares the whole transcript or
+// takes the hook's fast path: the torn bytes are set aside into
+// <copy>.corrupt (nothing is deleted), the entry is copied again from the
+// transcript, and the session is never blocked.
 func TestCopyTranscriptRepairsTornTail(t *testing.T) {
+	l1 := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", "first")
+	l2 := claudeEntryLine("u2", "u1", "2026-06-20T10:01:00Z", "second")
+	l3 := claudeEntryLine("u3", "u2", "2026-06-20T10:02:00Z", "third")
+	torn := l2[:len(l2)/2]
+	check := func(t *testing.T, ws *store.Workspace, sid string, aside *store.SetAside, want string) {
+		t.Helper()
+		if aside == nil || aside.To != CopyPath(sid)+store.CorruptSuffix || aside.Bytes != len(torn) {
+			t.Fatalf("set aside: %+v", aside)
+		}
+		b, _ := os.ReadFile(ws.Abs(CopyPath(sid)))
+		if string(b) != want {
+			t.Errorf("copy:\n%s", b)
+		}
+		if b, err := os.ReadFile(ws.Abs(aside.To)); err != nil || string(b) != torn+"\n" {
+			t.Errorf("%s = %q, %v", aside.To, b, err)
+		}
+	}
+	t.Run("whole", func(t *testing.T) {
+		ws := claudeNewWorkspace(t)
+		sid := "torn-1"
+		tr := filepath.Join(t.TempDir(), "t.jsonl")
+		if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n"+torn)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := CopyTranscript(ws, sid, tr, 0)
+		if err != nil || res.New != 1 || len(res.Entries) != 2 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		check(t, ws, sid, res.SetAside, l1+"\n"+l2+"\n")
+	})
+	t.Run("hook", func(t *testing.T) {
+		ws := claudeNewWorkspace(t)
+		sid := "torn-2"
+		tr := filepath.Join(t.TempDir(), "t.jsonl")
+		if err := os.WriteFile(tr, []byte(l1+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Append(ws, sid, tr, 0); err != nil {
+			t.Fatal(err)
+		}
+		// a crash cut the next append short
+		if err := os.WriteFile(ws.Abs(CopyPath(sid)), []byte(l1+"\n"+torn), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"+l3+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ap, err := Append(ws, sid, tr, 0)
+		if err != nil || ap.New != 2 {
+			t.Fatalf("%+v %v", ap, err)
+		}
+		check(t, ws, sid, ap.SetAside, l1+"\n"+l2+"\n"+l3+"\n")
+	})
 	ws := claudeNewWorkspace(t)
 	sid := "torn-1"
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
-	l1 := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", "first")
-	l2 := claudeEntryLine("u2", "u1", "2026-06-20T10:01:00Z", "second")
 	if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n"+l2[:len(l2)/2])); err != nil {
-		t.Fatal(err)
-	}
-	res, err := CopyTranscript(ws, sid, tr, 0)
-	if err != nil || !res.TornTail || res.New != 1 || len(res.Entries) != 2 {
-		t.Fatalf("%+v %v", res, err)
-	}
-	b, _ := os.ReadFile(ws.Abs(CopyPath(sid)))
-	if string(b) != l1+"\n"+l2+"\n" {
-		t.Errorf("copy:\n%s", b)
 	}
 	// a damaged line in the middle is still an error: it is not ours to drop
 	if err := ws.WriteFile(CopyPath(sid), []byte(l1+"\n{broken\n"+l2+"\n")); err != nil {
@@ -1012,5 +1057,35 @@ func TestCopyTranscriptRepairsTornTail(t *testing.T) {
 	}
 	if _, err := CopyTranscript(ws, sid, tr, 0); err == nil || !strings.Contains(err.Error(), "line 2 is not a JSON object") {
 		t.Fatalf("damaged middle: %v", err)
+	}
+}
+
+// TestCopyRedactsWithRedactSessions: with redact.sessions the copy holds
+// the transcript's entries masked, on the hook's fast path as on a whole
+// comparison, and a later call does not copy them again.
+func TestCopyRedactsWithRedactSessions(t *testing.T) {
+	ws := claudeNewWorkspace(t)
+	ws.RedactSessions = true
+	key := "ghp_" + "R8mK2pW9xQ4vT7nZ3bL6cY1dF5hJ0sA8eG2u"
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	l1 := claudeEntryLine("u1", "", "2026-06-20T10:00:00Z", "push with "+key)
+	l2 := claudeEntryLine("u2", "u1", "2026-06-20T10:01:00Z", "password=hunter2hunter2 in the .env")
+	if err := os.WriteFile(tr, []byte(l1+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ap, err := Append(ws, "r1", tr, 0); err != nil || ap.New != 1 {
+		t.Fatalf("%+v %v", ap, err)
+	}
+	claudeAppendTo(t, tr, l2+"\n")
+	if ap, err := Append(ws, "r1", tr, 0); err != nil || ap.New != 1 || ap.Whole {
+		t.Fatalf("fast path: %+v %v", ap, err)
+	}
+	if cp, err := CopyTranscript(ws, "r1", tr, 0); err != nil || cp.New != 0 || len(cp.Entries) != 2 {
+		t.Fatalf("whole comparison: %+v %v", cp, err)
+	}
+	b, _ := os.ReadFile(ws.Abs(CopyPath("r1")))
+	if strings.Contains(string(b), key) || strings.Contains(string(b), "hunter2") ||
+		!strings.Contains(string(b), "push with [redacted:github-token]") || !strings.Contains(string(b), "password=[redacted:password]") {
+		t.Errorf("copy:\n%s", b)
 	}
 }

@@ -79,12 +79,17 @@ type Copy struct {
 	Path  string   // workspace path
 	Lines [][]byte // every line of the copy
 	New   int      // lines this save added
+	// SetAside is set when the copy ended in a line cut by a crash or a
+	// full disk: it was moved to <copy>.corrupt (store.RepairTail), and its
+	// line is copied again from the rollout.
+	SetAside *store.SetAside
 }
 
 // Save appends to the copy every complete line of the transcript that is
 // JSON and not in the copy yet (a rollout only grows; a line cut short by a
-// write in progress waits for the next save). The copy is rewritten
-// atomically, so a crash leaves the old copy or the new one.
+// write in progress waits for the next save), all or nothing (store's
+// AppendFile), with its strings masked under redact.sessions (store's
+// SessionLine). A torn last line of the copy is set aside first.
 func Save(ws *store.Workspace, sessionID, transcript string, maxBytes int64) (*Copy, error) {
 	if err := store.ValidateSessionID(sessionID); err != nil {
 		return nil, err
@@ -100,12 +105,15 @@ func Save(ws *store.Workspace, sessionID, transcript string, maxBytes int64) (*C
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than %d (auto_memory.max_transcript_bytes)", ErrTooLarge, transcript, fi.Size(), maxBytes)
 	}
 	c := &Copy{Path: CopyPath(sessionID)}
+	if c.SetAside, err = ws.RepairTail(c.Path, func(l []byte) bool { return json.Valid(l) }); err != nil {
+		return nil, err
+	}
 	old, err := os.ReadFile(ws.Abs(c.Path))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", c.Path, err)
 	}
 	seen := map[string]bool{}
-	for _, l := range completeLines(old) {
+	for _, l := range splitLines(old) {
 		c.Lines = append(c.Lines, l)
 		seen[lineKey(l)] = true
 	}
@@ -119,10 +127,14 @@ func Save(ws *store.Workspace, sessionID, transcript string, maxBytes int64) (*C
 		return nil, fmt.Errorf("codex transcript: %w", err)
 	}
 	var added bytes.Buffer
-	for _, l := range completeLines(data) {
-		if !json.Valid(l) || seen[lineKey(l)] {
+	for _, l := range splitLines(completeLinesBytes(data)) {
+		// the copy may hold the line masked (redact.sessions on now or
+		// when it was saved) or as it is
+		masked, _ := store.RedactJSONStrings(l)
+		if !json.Valid(l) || seen[lineKey(l)] || seen[lineKey(masked)] {
 			continue
 		}
+		l = ws.SessionLine(l)
 		seen[lineKey(l)] = true
 		c.Lines = append(c.Lines, l)
 		added.Write(l)
@@ -132,22 +144,19 @@ func Save(ws *store.Workspace, sessionID, transcript string, maxBytes int64) (*C
 	if c.New == 0 {
 		return c, nil
 	}
-	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		old = append(completeLinesBytes(old), '\n')
-		if len(bytes.TrimSpace(old)) == 0 {
-			old = nil
-		}
+	if len(bytes.TrimSpace(old)) == 0 {
+		return c, ws.WriteFile(c.Path, added.Bytes())
 	}
-	if err := ws.WriteFile(c.Path, append(old, added.Bytes()...)); err != nil {
-		return nil, err
+	if !bytes.HasSuffix(old, []byte("\n")) {
+		return c, ws.AppendFile(c.Path, append([]byte{'\n'}, added.Bytes()...))
 	}
-	return c, nil
+	return c, ws.AppendFile(c.Path, added.Bytes())
 }
 
-// completeLines splits data into its non-empty lines that end in a newline.
-func completeLines(data []byte) [][]byte {
+// splitLines splits data into its non-empty lines.
+func splitLines(data []byte) [][]byte {
 	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(completeLinesBytes(data)))
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for sc.Scan() {
 		if l := bytes.TrimSpace(sc.Bytes()); len(l) > 0 {
@@ -157,6 +166,7 @@ func completeLines(data []byte) [][]byte {
 	return out
 }
 
+// completeLinesBytes is data up to its last newline.
 func completeLinesBytes(data []byte) []byte {
 	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
 		return data[:i]

@@ -29,7 +29,7 @@ func TestRenderMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := messageTexts(t, RenderMessages(completeLines(data)))
+	got := messageTexts(t, RenderMessages(splitLines(data)))
 	want := []string{
 		"user @ 2026-06-24T09:00:02.000Z: The retry budget for the payments client should be 3 attempts with jittered backoff capped at 2 seconds. Please change it.",
 		`assistant @ 2026-06-24T09:00:05.000Z: [tool shell({"command":["rg","-n","MaxRetries","payments"]})]` + "\n" +
@@ -82,6 +82,73 @@ func TestSaveAppendsOnlyNewCompleteLines(t *testing.T) {
 	}
 	if _, err := Save(ws, "s1", filepath.Dir(tr), 0); err == nil {
 		t.Error("a folder was taken for a transcript")
+	}
+}
+
+// TestSaveSetsAsideTornTail: a copy whose last line a crash cut is repaired
+// by the next save: the torn bytes go to <copy>.corrupt (they were dropped)
+// and the line is copied again from the rollout.
+func TestSaveSetsAsideTornTail(t *testing.T) {
+	ws, err := store.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1 := `{"timestamp":"t1","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}}`
+	l2 := `{"timestamp":"t2","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"two"}]}}`
+	tr := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(tr, []byte(l1+"\n"+l2+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteFile(CopyPath("s1"), []byte(l1+"\n"+l2[:30])); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Save(ws, "s1", tr, 0)
+	if err != nil || c.New != 1 || c.SetAside == nil || c.SetAside.To != CopyPath("s1")+store.CorruptSuffix {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if b, _ := os.ReadFile(ws.Abs(CopyPath("s1"))); string(b) != l1+"\n"+l2+"\n" {
+		t.Errorf("copy:\n%s", b)
+	}
+	if b, err := os.ReadFile(ws.Abs(c.SetAside.To)); err != nil || string(b) != l2[:30]+"\n" {
+		t.Errorf(".corrupt = %q, %v", b, err)
+	}
+	// a copy saved whole but without its last newline is appended to
+	if err := ws.WriteFile(CopyPath("s2"), []byte(l1)); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Save(ws, "s2", tr, 0); err != nil || c.New != 1 || c.SetAside != nil {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if b, _ := os.ReadFile(ws.Abs(CopyPath("s2"))); string(b) != l1+"\n"+l2+"\n" {
+		t.Errorf("copy:\n%s", b)
+	}
+}
+
+// TestSaveRedactsWithRedactSessions: with redact.sessions the copy holds
+// the lines masked, and a later save neither repeats them nor, with the
+// setting turned off, adds the raw lines again.
+func TestSaveRedactsWithRedactSessions(t *testing.T) {
+	ws, err := store.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "AKIA" + "2QZ5K7X4MWRP3T6N"
+	l1 := `{"timestamp":"t1","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"the key is ` + key + `"}]}}`
+	tr := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(tr, []byte(l1+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws.RedactSessions = true
+	if c, err := Save(ws, "s1", tr, 0); err != nil || c.New != 1 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	ws.RedactSessions = false
+	if c, err := Save(ws, "s1", tr, 0); err != nil || c.New != 0 {
+		t.Fatalf("the masked line was saved again: %+v %v", c, err)
+	}
+	b, _ := os.ReadFile(ws.Abs(CopyPath("s1")))
+	if strings.Contains(string(b), key) || !strings.Contains(string(b), "the key is [redacted:aws-access-key]") || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("copy:\n%s", b)
 	}
 }
 
