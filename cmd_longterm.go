@@ -62,9 +62,11 @@ func (c *memorySearchCmd) Run(ctx context.Context, app *App) error {
 }
 
 // memorySearchAnswer is what memory_search found.
-type memorySearchAnswer struct{ Hits []jobs.NoteHit }
+type memorySearchAnswer struct {
+	Hits []jobs.NoteHit `json:"results"`
+}
 
-func (a *memorySearchAnswer) jsonValue() any { return a.Hits }
+func (a *memorySearchAnswer) jsonValue() any { return a }
 
 func (a *memorySearchAnswer) text() string {
 	if len(a.Hits) == 0 {
@@ -106,6 +108,9 @@ func (c *memorySearchCmd) answer(ctx context.Context, app *App) (*memorySearchAn
 	if hits == nil {
 		hits = []jobs.NoteHit{}
 	}
+	if hits == nil {
+		hits = []jobs.NoteHit{} // an empty list, not null, for JSON readers
+	}
 	return &memorySearchAnswer{hits}, nil
 }
 
@@ -126,14 +131,14 @@ func (c *memoryGetCmd) Run(ctx context.Context, app *App) error {
 // memoryEntryAnswer is an entry as memory_get prints it: the file with
 // its path and hash.
 type memoryEntryAnswer struct {
-	Entry *jobs.MemoryEntry
-	File  string
+	jobs.MemoryEntry
+	File string `json:"-"` // the file as it is, for the text form
 }
 
-func (a *memoryEntryAnswer) jsonValue() any { return a.Entry }
+func (a *memoryEntryAnswer) jsonValue() any { return &a.MemoryEntry }
 
 func (a *memoryEntryAnswer) text() string {
-	s := fmt.Sprintf("# %s\n# hash: %s\n%s", a.Entry.Path, a.Entry.Hash, a.File)
+	s := fmt.Sprintf("# %s\n# hash: %s\n%s", a.Path, a.Hash, a.File)
 	if !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
@@ -157,7 +162,7 @@ func (c *memoryGetCmd) answer(ctx context.Context, app *App) (*memoryEntryAnswer
 		return nil, err
 	}
 	text, _ := store.DecodeText(raw)
-	return &memoryEntryAnswer{Entry: e, File: text}, nil
+	return &memoryEntryAnswer{MemoryEntry: *e, File: text}, nil
 }
 
 type memoryWriteCmd struct {

@@ -50,7 +50,10 @@ if (args.url) {
 const client = new Client({ name: "reme-node-check", version: "1.0.0" });
 await client.connect(transport);
 
-const expected = ["search", "read", "daily_list", "list_tags", "move", "history", "auto_memory"];
+const expected = [
+  "search", "read", "daily_list", "list_tags", "move", "history", "auto_memory",
+  "memory_search", "memory_get", "memory_write", "memory_delete", "context",
+];
 let tools = [];
 await check(`${mode}: tools/list`, async () => {
   tools = (await client.listTools()).tools;
@@ -145,6 +148,48 @@ await check(`${mode}: history`, async () => {
 await check(`${mode}: auto_memory refuses a bad session id`, async () => {
   const res = await call("auto_memory", { session_id: "../x", messages: [{ role: "user", content: "x" }] });
   assert(res.isError === true && text(res).includes("session_id"), text(res));
+});
+const entry = `memory/entries/staging-region-${mode}.md`;
+let entryHash = "";
+await check(`${mode}: memory_write`, async () => {
+  const res = await call("memory_write", {
+    type: "project",
+    name: `staging-region-${mode}`,
+    description: "Staging runs in eu-west-2 from June 2026.",
+    content: "The staging cluster moved to eu-west-2 on 2026-06-29.",
+  });
+  assert(!res.isError, text(res));
+  assert(res.structuredContent.action === "created" && res.structuredContent.path === entry, JSON.stringify(res.structuredContent));
+  entryHash = res.structuredContent.hash;
+  assert(/^[0-9a-f]{64}$/.test(entryHash), entryHash);
+});
+await check(`${mode}: memory_write refuses a bad type`, async () => {
+  const res = await call("memory_write", { type: "diary", name: "x", content: "x" });
+  assert(res.isError === true && text(res).includes("type"), text(res));
+});
+await check(`${mode}: memory_search`, async () => {
+  const res = await call("memory_search", { query: "staging cluster" });
+  assert(!res.isError, text(res));
+  assert(res.structuredContent.results.some((h) => h.path === entry), JSON.stringify(res.structuredContent));
+});
+await check(`${mode}: memory_get`, async () => {
+  const res = await call("memory_get", { name: `staging-region-${mode}` });
+  assert(!res.isError, text(res));
+  assert(res.structuredContent.path === entry && res.structuredContent.hash === entryHash, JSON.stringify(res.structuredContent));
+  assert(res.structuredContent.content.includes("eu-west-2"), res.structuredContent.content);
+});
+await check(`${mode}: context`, async () => {
+  const res = await call("context", { query: "where does the staging cluster run?", budget: 4000 });
+  assert(!res.isError, text(res));
+  const c = res.structuredContent;
+  assert(c.text.includes("eu-west-2") && c.bytes <= c.budget && c.budget === 4000, JSON.stringify(c));
+});
+await check(`${mode}: memory_delete`, async () => {
+  const res = await call("memory_delete", { path: entry, reason: "moved back" });
+  assert(!res.isError, text(res));
+  assert(res.structuredContent.path === entry && res.structuredContent.trash.startsWith("archive/"), JSON.stringify(res.structuredContent));
+  const gone = await call("memory_get", { path: entry });
+  assert(gone.isError === true, text(gone));
 });
 await check(`${mode}: resources`, async () => {
   const list = (await client.listResources()).resources.map((r) => r.uri);
