@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/reme-dev/reme/jobs"
 	"github.com/reme-dev/reme/jobs/llm"
 )
 
@@ -62,7 +63,9 @@ Each tool runs the command of the same name and answers what it prints, with
 the --json value as the structured result; errors carry the command's message.
 Resources: MEMORY.md and memory/profile.md.
 
-The index is opened once; every call still sees the files as they are now.
+The index is opened once; every call still sees the files as they are now:
+the server watches the notes (as reme watch does, resources aside, unless a
+watcher already runs), so a search asks the watcher rather than scanning.
 Over HTTP every request must carry "Authorization: Bearer $REME_MCP_TOKEN";
 without a token the server refuses to start, unless the address is loopback
 and --no-auth is given. Request bodies are limited to 1 MiB.`
@@ -143,6 +146,9 @@ type mcpServer struct {
 	app    *App
 	mu     sync.Mutex
 	server *mcp.Server
+
+	stopWatch context.CancelFunc
+	watched   chan struct{} // closed when the server's watcher has stopped
 }
 
 func newMCPServer(ctx context.Context, app *App) (*mcpServer, error) {
@@ -168,10 +174,49 @@ func newMCPServer(ctx context.Context, app *App) (*mcpServer, error) {
 	})
 	s.addTools()
 	s.addResources()
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWatch, s.watched = cancel, make(chan struct{})
+	go s.watch(wctx)
 	return s, nil
 }
 
-func (s *mcpServer) close() { s.app.close() }
+func (s *mcpServer) close() {
+	s.stopWatch()
+	<-s.watched
+	s.app.close()
+}
+
+// watch keeps the index in step with the notes while the server runs, so
+// that a search asks this watcher instead of statting every note and is
+// still fresh. Where another process (reme watch, another server) already
+// answers for the workspace, or file events cannot be trusted, searches ask
+// that one or scan, and this watcher does not run.
+func (s *mcpServer) watch(ctx context.Context) {
+	defer close(s.watched)
+	app := s.app.fork()
+	app.watching = true // its own index must not ask itself
+	defer app.close()
+	cfg, err := app.Config()
+	if err != nil {
+		return
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		app.Log.Debug("mcp: no watcher; searches scan the workspace", "err", err)
+		return
+	}
+	opt := jobs.WatchOptions{NotesOnly: true, Debounce: time.Duration(cfg.Watch.Debounce), Reconcile: time.Duration(cfg.Watch.Reconcile),
+		Report: func(format string, a ...any) { app.Log.Debug("mcp watch: " + fmt.Sprintf(format, a...)) }}
+	stop, err := app.vouchFor(ctx, &opt)
+	if err != nil {
+		app.Log.Debug("mcp: no watcher of its own", "why", err)
+		return
+	}
+	defer stop()
+	if err := jobs.Watch(ctx, env, opt); err != nil && ctx.Err() == nil {
+		app.Log.Warn("mcp: the watcher stopped; searches scan the workspace", "err", err)
+	}
+}
 
 // fork gives a long job an App of its own that shares the configuration.
 func (a *App) fork() *App {

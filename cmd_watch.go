@@ -38,23 +38,11 @@ func (c *watchCmd) Run(ctx context.Context, app *App) error {
 		Reconcile: time.Duration(cfg.Watch.Reconcile),
 		Report:    report,
 	}
-	// Searches of other processes skip their scan while this watcher
-	// vouches for the index.
-	if srv, err := index.ServeWatch(ctx, env.WS, app.Log); err != nil {
+	stop, err := app.vouchFor(ctx, &opt)
+	if err != nil {
 		report("searches keep scanning the workspace: %v", err)
 	} else {
-		defer srv.Close()
-		opt.Vouch = srv.Ack
-	}
-	if ix, err := app.Index(ctx, false); err == nil && app.searchModelsSet() {
-		// Notes indexed by the watcher get their embeddings after each batch.
-		opt.Indexed = func(ctx context.Context) {
-			if n, err := ix.EmbedPending(ctx, nil); err != nil {
-				report("embeddings: %v (keyword search still finds the notes)", err)
-			} else if n > 0 {
-				report("embedded %d chunk(s)", n)
-			}
-		}
+		defer stop()
 	}
 	err = jobs.Watch(ctx, env, opt)
 	if err != nil {
@@ -62,4 +50,30 @@ func (c *watchCmd) Run(ctx context.Context, app *App) error {
 	}
 	fmt.Fprintln(app.Stderr, "watch: stopped")
 	return nil
+}
+
+// vouchFor makes the watcher of opt embed what it indexes when search
+// models are configured, and answer the searches of every process on the
+// workspace: they skip their scan while it vouches for the index. An error
+// says why searches keep scanning.
+func (app *App) vouchFor(ctx context.Context, opt *jobs.WatchOptions) (stop func(), err error) {
+	ix, err := app.Index(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if app.searchModelsSet() {
+		opt.Indexed = func(ctx context.Context) {
+			if n, err := ix.EmbedPending(ctx, nil); err != nil {
+				opt.Report("embeddings: %v (keyword search still finds the notes)", err)
+			} else if n > 0 {
+				opt.Report("embedded %d chunk(s)", n)
+			}
+		}
+	}
+	srv, err := index.ServeWatch(ctx, ix.Workspace(), app.Log)
+	if err != nil {
+		return nil, err
+	}
+	opt.Vouch = srv.Ack
+	return srv.Close, nil
 }

@@ -34,6 +34,9 @@ type WatchOptions struct {
 	// Indexed, when set, is called after each batch and reconcile, with no
 	// lock held (it may call a model: embeddings of what was indexed).
 	Indexed func(ctx context.Context)
+	// NotesOnly keeps the index in step and leaves resources alone, for a
+	// process that serves searches (reme mcp) rather than distils files.
+	NotesOnly bool
 }
 
 // Watch runs until ctx ends: changes under resource/ go to auto_resource,
@@ -185,6 +188,9 @@ func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 // handle processes the resources of a batch of hinted paths, decided by
 // their final state.
 func (w *watcher) handle(ctx context.Context, paths []string) error {
+	if w.opt.NotesOnly {
+		return nil
+	}
 	var resources []string
 	for _, p := range paths {
 		if strings.HasPrefix(p, store.ResourceDir+"/") {
@@ -328,6 +334,9 @@ func (w *watcher) reconcile(ctx context.Context) error {
 
 // reconcileResources compares every resource with its card.
 func (w *watcher) reconcileResources(ctx context.Context) error {
+	if w.opt.NotesOnly {
+		return nil
+	}
 	sources, err := w.cardsBySource(ctx)
 	if err != nil {
 		return err
