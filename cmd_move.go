@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/reme-dev/reme/index"
@@ -105,8 +106,17 @@ func (c *deleteCmd) Run(ctx context.Context, app *App) error {
 	}
 	if res.Inbound.LinksTotal > 0 {
 		fmt.Fprintf(app.Stdout, "%d link(s) in %d file(s) still point to it:\n", res.Inbound.LinksTotal, res.Inbound.FilesTouched)
-		for _, p := range sortedKeys(res.Inbound.ByFile) {
-			fmt.Fprintf(app.Stdout, "  %s: %d\n", p, res.Inbound.ByFile[p])
+		if res.Inbound.ByTarget == nil {
+			for _, p := range sortedKeys(res.Inbound.ByFile) {
+				fmt.Fprintf(app.Stdout, "  %s: %d\n", p, res.Inbound.ByFile[p])
+			}
+		}
+		for _, target := range sortedKeys(res.Inbound.ByTarget) {
+			fmt.Fprintf(app.Stdout, "  to %s:\n", target)
+			from := res.Inbound.ByTarget[target]
+			for _, p := range sortedKeys(from) {
+				fmt.Fprintf(app.Stdout, "    %s: %d\n", p, from[p])
+			}
 		}
 	}
 	writeLinkList(app.Stdout, "ambiguous link(s) may have meant it", res.Inbound.Ambiguous)
@@ -161,13 +171,8 @@ func checkMoveVisible(ws *store.Workspace, src, dst string) error {
 	return fmt.Errorf("not moving %s to %s: %s, so the note would disappear from search, daily_list and the day page", s, d, why)
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // writeLinkList prints links as "  path:line [[written]] → where".

@@ -701,6 +701,9 @@ type InboundReport struct {
 	FilesTouched int            `json:"files_touched"`
 	LinksTotal   int            `json:"links_total"`
 	ByFile       map[string]int `json:"by_file"`
+	// ByTarget groups the links of a folder delete by the removed file they
+	// point to, then by the linking file, as ReMe reports them.
+	ByTarget map[string]map[string]int `json:"by_target,omitempty"`
 	// Ambiguous links may have meant a removed file (or another with its
 	// name).
 	Ambiguous []LinkInfo `json:"ambiguous"`
@@ -742,6 +745,7 @@ func (ix *Index) Delete(ctx context.Context, rel string, recursive bool) (*Delet
 			if err := ix.walkFiles(rel, &res.Files); err != nil {
 				return err
 			}
+			res.Inbound.ByTarget = map[string]map[string]int{}
 		} else {
 			res.Files = []string{rel}
 		}
@@ -828,6 +832,12 @@ func (ix *Index) countInbound(ctx context.Context, res *DeleteResult) error {
 			}
 			res.Inbound.ByFile[li.From]++
 			res.Inbound.LinksTotal++
+			if res.Inbound.ByTarget != nil {
+				if res.Inbound.ByTarget[r.Path] == nil {
+					res.Inbound.ByTarget[r.Path] = map[string]int{}
+				}
+				res.Inbound.ByTarget[r.Path][li.From]++
+			}
 		case r.Status == store.LinkAmbiguous && anyIn(r.Candidates, gone):
 			li.Status, li.Target, li.Candidates = string(r.Status), r.Path, r.Candidates
 			res.Inbound.Ambiguous = append(res.Inbound.Ambiguous, li)
