@@ -251,11 +251,16 @@ func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names,
 	if err != nil {
 		return err
 	}
-	update, err := tx.PrepareContext(ctx, `UPDATE links SET target = ?, status = ?, candidates = ?, name = ? WHERE rowid = ?`)
+	update, err := tx.PrepareContext(ctx, `UPDATE links SET target_id = ?, target = ?, written = ?, status = ?, candidates = ?, name = ? WHERE rowid = ?`)
 	if err != nil {
 		return fmt.Errorf("resolve links: %w", err)
 	}
 	defer update.Close()
+	lookup, err := tx.PrepareContext(ctx, `SELECT id FROM notes WHERE path = ?`)
+	if err != nil {
+		return fmt.Errorf("resolve links: %w", err)
+	}
+	defer lookup.Close()
 	for _, li := range links {
 		l := linkRow{Link: store.Link{Target: li.Written, Markdown: li.Markdown}}
 		l.res = store.ResolveLink(li.From, l.Link, f)
@@ -263,7 +268,14 @@ func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names,
 		if l.res.Path == li.Target && string(l.res.Status) == li.Status && strings.Join(l.res.Candidates, "\n") == strings.Join(li.Candidates, "\n") && (name != nil) == li.named {
 			continue
 		}
-		if _, err := update.ExecContext(ctx, l.res.Path, string(l.res.Status), strings.Join(l.res.Candidates, "\n"), name, li.id); err != nil {
+		var targetID, target any = nil, l.res.Path
+		if id, ok, err := noteID(ctx, lookup, l.res.Path); err != nil {
+			return fmt.Errorf("resolve links: %w", err)
+		} else if ok {
+			targetID, target = id, nil
+		}
+		if _, err := update.ExecContext(ctx, targetID, target, writtenColumn(li.Written, l.res.Path), string(l.res.Status),
+			strings.Join(l.res.Candidates, "\n"), name, li.id); err != nil {
 			return fmt.Errorf("resolve links: %w", err)
 		}
 	}
@@ -278,7 +290,7 @@ func linksNaming(ctx context.Context, q querier, names, targets []string) ([]Lin
 	for _, by := range []struct {
 		col  string
 		vals []string
-	}{{"l.name", names}, {"l.target", targets}} {
+	}{{"l.name", names}, {"l.target", targets}, {"l.target_id", targets}} {
 		vals := by.vals
 		for len(vals) > 0 {
 			batch := vals[:min(len(vals), 500)]
@@ -287,8 +299,11 @@ func linksNaming(ctx context.Context, q querier, names, targets []string) ([]Lin
 			for i, v := range batch {
 				args[i] = v
 			}
-			rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
-				WHERE `+by.col+` IN (`+placeholders(len(batch))+`)`, args...)
+			in := `(` + placeholders(len(batch)) + `)`
+			if by.col == "l.target_id" {
+				in = `(SELECT id FROM notes WHERE path IN ` + in + `)`
+			}
+			rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+` WHERE `+by.col+` IN `+in, args...)
 			if err != nil {
 				return nil, fmt.Errorf("find links: %w", err)
 			}
@@ -345,7 +360,12 @@ type LinkQuery struct {
 	Missing   bool   // problems: links to no file
 }
 
-const linkColumns = `n.path, l.line, l.field, l.written, l.markdown, l.embed, l.anchor, l.status, l.target, l.candidates, l.rowid, l.name IS NOT NULL`
+// linkColumns are a LinkInfo's, read from linksFrom: a link to a note
+// holds the note's id, and the target as written only where it differs.
+const linkColumns = `n.path, l.line, l.field, coalesce(l.written, t.path, l.target), l.markdown, l.embed, l.anchor, l.status,
+	coalesce(t.path, l.target), l.candidates, l.rowid, l.name IS NOT NULL`
+
+const linksFrom = `links l JOIN notes n ON n.id = l.note_id LEFT JOIN notes t ON t.id = l.target_id`
 
 func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 	defer rows.Close()
@@ -371,7 +391,7 @@ func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 	rep := &LinkReport{Path: q.Path}
 	if q.Path != "" {
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+		rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 			WHERE n.path = ? ORDER BY l.line, l.rowid`, q.Path)
 		if err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
@@ -379,8 +399,9 @@ func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 		if rep.Outlinks, err = scanLinks(rows); err != nil {
 			return nil, err
 		}
-		rows, err = ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
-			WHERE l.status IN ('exact', 'short') AND l.target = ? ORDER BY n.path, l.line, l.rowid`, q.Path)
+		rows, err = ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
+			WHERE l.status IN ('exact', 'short') AND (l.target_id IN (SELECT id FROM notes WHERE path = ?1) OR l.target = ?1)
+			ORDER BY n.path, l.line, l.rowid`, q.Path)
 		if err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
 		}
@@ -403,7 +424,7 @@ func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 	if q.Missing || !q.Ambiguous {
 		statuses = append(statuses, string(store.LinkMissing))
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 		WHERE l.status IN (`+placeholders(len(statuses))+`) ORDER BY n.path, l.line, l.rowid`, statuses...)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
@@ -420,7 +441,7 @@ func (ix *Index) ambiguousFor(ctx context.Context, paths []string) ([]LinkInfo, 
 		want[p] = true
 		names = append(names, store.LinkName(p))
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 		WHERE l.status = 'ambiguous' AND l.name IN (`+placeholders(len(names))+`) ORDER BY n.path, l.line, l.rowid`, names...)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)

@@ -210,7 +210,8 @@ func (ix *Index) planMove(ctx context.Context, j *moveJournal) (*Retarget, error
 	// the notes that may hold such links: links found to src, and links by
 	// src's or dst's name
 	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.note_id
-		WHERE l.target = ? OR l.name IN (?, ?) ORDER BY n.path`, j.Src, store.LinkName(j.Src), store.LinkName(j.Dst))
+		WHERE l.target = ?1 OR l.target_id IN (SELECT id FROM notes WHERE path = ?1) OR l.name IN (?2, ?3) ORDER BY n.path`,
+		j.Src, store.LinkName(j.Src), store.LinkName(j.Dst))
 	if err != nil {
 		return nil, fmt.Errorf("find inbound links: %w", err)
 	}
@@ -359,7 +360,7 @@ func sha256Hex(b []byte) string {
 // inboundSources lists the notes that link to target, excluding itself.
 func (ix *Index) inboundSources(ctx context.Context, target string) ([]string, error) {
 	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.note_id
-		WHERE l.target = ? AND n.path != ? ORDER BY n.path`, target, target)
+		WHERE (l.target = ?1 OR l.target_id IN (SELECT id FROM notes WHERE path = ?1)) AND n.path != ?1 ORDER BY n.path`, target)
 	if err != nil {
 		return nil, fmt.Errorf("find inbound links: %w", err)
 	}

@@ -394,6 +394,12 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		files.add(c.path)
 		reads = append(reads, c)
 	}
+	if full {
+		w.ids = make(map[string]int64, len(reads))
+		for i, c := range reads {
+			w.ids[c.path] = int64(i + 1)
+		}
+	}
 	type result struct {
 		c   change
 		rec *record
@@ -489,6 +495,11 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	if firstErr != nil {
 		return firstErr
 	}
+	if !full {
+		if err := w.settleLinks(ctx); err != nil {
+			return err
+		}
+	}
 	if !full && len(renamed) > 0 {
 		// a rebuild resolved every link against the final set already
 		if err := ix.reresolve(ctx, tx, ix.newLinkFiles(ctx, tx, true), sortedUnique(renamed), removed); err != nil {
@@ -500,6 +511,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if full {
 		if err := w.restoreIndexes(ctx); err != nil {
+			return err
+		}
+		if err := w.settleLinks(ctx); err != nil {
 			return err
 		}
 		if err := w.rebuildScanCache(ctx); err != nil {
