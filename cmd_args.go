@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -51,6 +52,13 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 	}
 	if i >= len(args) {
 		return out, nil
+	}
+	if node == nil && args[i] == "start" {
+		job, rest, err := startJob(args[i+1:])
+		if err != nil {
+			return nil, err
+		}
+		args = append(append(append([]string{}, args[:i]...), job), rest...)
 	}
 	if node == nil {
 		node = findCommand(app.Node, args[i])
@@ -180,6 +188,29 @@ func remeArgs(app *kong.Application, args []string) ([]string, error) {
 		out = append(out, pos...)
 	}
 	return out, nil
+}
+
+// startJob turns ReMe's one-shot form, `reme start job=NAME key=value…`,
+// into the job's own arguments; workspace_dir= becomes --workspace. reme
+// runs no server of its own to start: agents are served by reme mcp.
+func startJob(args []string) (job string, rest []string, err error) {
+	for _, a := range args {
+		key, val, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case ok && key == "job":
+			job = unquoteJSONString(val)
+		case ok && (key == "workspace_dir" || key == "workspace-dir"):
+			rest = append([]string{"--workspace", unquoteJSONString(val)}, rest...)
+		case ok && key == "config":
+			return "", nil, usageError{fmt.Errorf("start: config=%s names a ReMe server configuration; reme reads its settings from the workspace's config.yaml and the environment (see reme config)", val)}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if job == "" {
+		return "", nil, usageError{errors.New("start: reme has no server to start; run a job with `reme start job=NAME key=value…` (or `reme NAME …`), or serve agents with `reme mcp` (--http ADDR for HTTP)")}
+	}
+	return job, rest, nil
 }
 
 func findCommand(root *kong.Node, name string) *kong.Node {

@@ -320,13 +320,19 @@ func (j jobIndex) Tags(ctx context.Context, limit int) ([]jobs.TagCount, error) 
 type autoMemoryCCCmd struct {
 	SessionID      string `name:"session-id" help:"Claude Code session id (default: read the Stop-hook JSON on stdin)." placeholder:"ID"`
 	TranscriptPath string `name:"transcript-path" help:"Transcript file (default: found under $CLAUDE_CONFIG_DIR or ~/.claude/projects)." placeholder:"FILE"`
-	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
-	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
-	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
-	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
-	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
+	transcriptHookFlags
+}
+
+// transcriptHookFlags are the options of the commands a Stop hook runs on
+// an agent's transcript.
+type transcriptHookFlags struct {
+	Date       string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
+	MemoryHint string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
+	Language   string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
+	Fallback   string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
+	Wait       bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
 	// Background marks the detached run a hook starts; it logs with time
-	// stamps to metadata/logs/auto_memory_cc.log.
+	// stamps to metadata/logs/<command>.log.
 	Background bool `hidden:""`
 }
 
@@ -506,12 +512,7 @@ func markUnfinished(ws *store.Workspace, kind, sid string, on bool) {
 type autoMemoryCodexCmd struct {
 	SessionID      string `name:"session-id" help:"Codex session id (default: read the Stop-hook JSON on stdin)." placeholder:"ID"`
 	TranscriptPath string `name:"transcript-path" help:"Rollout file (default: found under $CODEX_HOME or ~/.codex/sessions)." placeholder:"FILE"`
-	Date           string `help:"Day of the card (default: the latest message day)." placeholder:"YYYY-MM-DD"`
-	MemoryHint     string `name:"memory-hint" help:"Extra guidance for the model." placeholder:"TEXT"`
-	Language       string `enum:",en,zh" default:"" help:"Prompt language: en or zh."`
-	Fallback       string `enum:",extractive,none" default:"" help:"What a model failure does: extractive (the default here) writes an extractive card, none fails."`
-	Wait           bool   `help:"Distil in this process and print the result, instead of returning at once and distilling in the background."`
-	Background     bool   `hidden:""`
+	transcriptHookFlags
 }
 
 func (autoMemoryCodexCmd) Help() string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,9 +40,12 @@ func (c *watchCmd) Run(ctx context.Context, app *App) error {
 		Report:    report,
 	}
 	stop, err := app.vouchFor(ctx, &opt)
-	if err != nil {
+	switch {
+	case errors.Is(err, index.ErrOtherWatcher):
+		report("%v; this one keeps resources and the index in step", err)
+	case err != nil:
 		report("searches keep scanning the workspace: %v", err)
-	} else {
+	default:
 		defer stop()
 	}
 	err = jobs.Watch(ctx, env, opt)

@@ -83,7 +83,7 @@ func scriptParams(provider, dir string, files []string) testscript.Params {
 			"model-requests":  cmdModelRequests,
 			"cohere-requests": cmdModelRequests,
 			"watchsignal":     cmdWatchSignal,
-			"manynotes":       cmdManyNotes,
+			"manywrites":      cmdManyWrites,
 			"waitvouched":     cmdWaitVouched,
 			"waitbg":          cmdWaitBackground,
 			"appendfile":      cmdAppendFile,
@@ -301,16 +301,19 @@ func askWatcher(ws string) bool {
 
 // cmdManyNotes writes N small notes into a folder as fast as it can:
 // burst-00000.md holds the word burst00000 and so on.
-func cmdManyNotes(ts *testscript.TestScript, neg bool, args []string) {
+// cmdManyWrites writes two notes of DIR in turn, N times in all, each time
+// with a new word: more file events than the kernel queues (consecutive
+// events of one file would merge), at the cost of indexing two notes.
+func cmdManyWrites(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
-		ts.Fatalf("usage: manynotes DIR N")
+		ts.Fatalf("usage: manywrites DIR N")
 	}
 	n, err := strconv.Atoi(args[1])
 	ts.Check(err)
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o755))
 	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("burst-%05d", i)
+		name := "burst-" + string(rune('a'+i%2))
 		body := fmt.Sprintf("---\nname: %s\n---\nburst%05d\n", name, i)
 		ts.Check(os.WriteFile(filepath.Join(dir, name+".md"), []byte(body), 0o644))
 	}

@@ -68,6 +68,10 @@ type WatchServer struct {
 // vouch for the index; searches then keep scanning.
 var ErrWatchUnsupported = errors.New("the watcher cannot vouch for freshness here")
 
+// ErrOtherWatcher is returned by ServeWatch when another process (reme
+// watch, or reme mcp) already answers the searches of the workspace.
+var ErrOtherWatcher = errors.New("another process (reme watch or reme mcp) answers searches for this workspace")
+
 // ServeWatch starts answering freshness questions for ws. It fails (and
 // searches keep scanning) where file events cannot be trusted or another
 // watcher already answers.
@@ -87,7 +91,7 @@ func ServeWatch(ctx context.Context, ws *store.Workspace, log *slog.Logger) (*Wa
 	lock, err := ws.Lock(lctx, "watch")
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("%w: another watcher answers for this workspace", ErrWatchUnsupported)
+		return nil, ErrOtherWatcher
 	}
 	sum := sha256.Sum256([]byte(ws.Root))
 	sock, err := socketName(ws, hex.EncodeToString(sum[:8]))

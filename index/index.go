@@ -273,7 +273,17 @@ func (ix *Index) open(ctx context.Context) error {
 	db.SetMaxOpenConns(2)
 	ix.db = db
 	var v int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+	// A connection's first statements (WAL mode, the version) can meet
+	// another process creating or recovering the file, which SQLite reports
+	// as busy without waiting: retry as the busy timeout would.
+	for wait := time.Now().Add(10 * time.Second); ; {
+		err = db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+		if err == nil || !isBusy(err) || time.Now().After(wait) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
 		return fmt.Errorf("open index %s: %w", ix.path, err)
 	}
 	if v == ix.version {
@@ -355,6 +365,17 @@ func (ix *Index) create(ctx context.Context) error {
 		ix.log.Info("index schema changed; rebuilding from the files", "from", v, "to", ix.version)
 	}
 	return nil
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
 }
 
 func isCorrupt(err error) bool {

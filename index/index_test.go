@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -386,5 +387,45 @@ func TestTagsAgreeAcrossSpellingsAndSources(t *testing.T) {
 		if !cmp.Equal(r.Tags, wantTags) {
 			t.Errorf("%s tags %q, want %q", r.Path, r.Tags, wantTags)
 		}
+	}
+}
+
+// Processes that open a new workspace's index at the same moment race to
+// create it: while one holds the new file locked, another's first
+// statements (switching to WAL) are refused as busy without SQLite's busy
+// timeout. Open must wait for the file as the timeout would.
+func TestOpenWaitsForAnotherProcessCreatingTheIndex(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"daily/2026-06-01/a.md": card("a", "A card.", "Some text.")})
+	if err := os.MkdirAll(ws.MetadataPath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// the other process: a new file, in rollback-journal mode, locked
+	other, err := sql.Open("sqlite", "file:"+ws.MetadataPath("index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("CREATE TABLE creating (x)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("INSERT INTO creating VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		tx.Commit()
+	}()
+	ix, err := Open(context.Background(), ws, schemaText(t), Options{})
+	if err != nil {
+		t.Fatalf("open while another process creates the index: %v", err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
