@@ -158,6 +158,15 @@ func (f *linkFiles) Named(name string) []string {
 	if v, ok := f.named[name]; ok {
 		return v
 	}
+	// files that are not notes count too: attachments, resources, MEMORY.md
+	out := append(f.namedNotes(name), f.otherFiles()[name]...)
+	sort.Strings(out)
+	f.named[name] = out
+	return out
+}
+
+// namedNotes lists the notes whose LinkName is name.
+func (f *linkFiles) namedNotes(name string) []string {
 	var out []string
 	if f.useDB {
 		rows, err := f.q.QueryContext(f.ctx, `SELECT n.path FROM note_names nn JOIN notes n ON n.id = nn.note_id WHERE nn.name = ?`, name)
@@ -177,11 +186,19 @@ func (f *linkFiles) Named(name string) []string {
 			rows.Close()
 		}
 	}
-	out = append(out, f.byName[name]...)
-	// files that are not notes count too: attachments, resources, MEMORY.md
-	out = append(out, f.otherFiles()[name]...)
+	return append(out, f.byName[name]...)
+}
+
+// notesByName answers Named from the notes, and from the other files only
+// if the workspace was listed already.
+type notesByName struct{ *linkFiles }
+
+func (n notesByName) Named(name string) []string {
+	out := n.namedNotes(name)
+	if n.others != nil {
+		out = append(out, n.others[name]...)
+	}
 	sort.Strings(out)
-	f.named[name] = out
 	return out
 }
 
@@ -235,11 +252,58 @@ func (f *linkFiles) fail(err error) {
 	}
 }
 
-// resolve resolves every link of a record.
+// resolve resolves every link of a record. A link that the note held
+// before, written the same, and that led to no file, is looked for by name
+// among the notes only (and at its path as written, as every link): the
+// files that are not notes are taken to be as they were, since listing the
+// whole workspace for them would be most of the sync of an edit in a
+// large workspace. A rebuild looks everywhere.
 func (f *linkFiles) resolve(r *record) {
+	missing := f.missingBefore(r.path)
 	for i := range r.links {
-		r.links[i].res = store.ResolveLink(r.path, r.links[i].Link, f)
+		var files store.LinkFiles = f
+		if missing[linkKey{r.links[i].Target, r.links[i].Markdown}] {
+			files = notesByName{f}
+		}
+		r.links[i].res = store.ResolveLink(r.path, r.links[i].Link, files)
 	}
+}
+
+// linkKey is a link as written.
+type linkKey struct {
+	written  string
+	markdown bool
+}
+
+// missingBefore lists the links, as written, that the stored version of
+// the note at rel has and that lead to no file.
+func (f *linkFiles) missingBefore(rel string) map[linkKey]bool {
+	if !f.useDB {
+		return nil
+	}
+	rows, err := f.q.QueryContext(f.ctx, `SELECT coalesce(l.written, t.path, l.target), l.markdown FROM `+linksFrom+`
+		WHERE n.path = ? AND l.status = 'missing'`, rel)
+	if err != nil {
+		f.fail(err)
+		return nil
+	}
+	defer rows.Close()
+	var out map[linkKey]bool
+	for rows.Next() {
+		var k linkKey
+		if err := rows.Scan(&k.written, &k.markdown); err != nil {
+			f.fail(err)
+			return nil
+		}
+		if out == nil {
+			out = map[linkKey]bool{}
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		f.fail(err)
+	}
+	return out
 }
 
 // reresolve resolves again the stored links that notes coming or going
@@ -280,6 +344,21 @@ func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names,
 		}
 	}
 	return f.err
+}
+
+// leadingTo is the condition on link rows (l) that selects the links
+// leading to target, and its argument: links to a note hold its id, and
+// only links to other files (or to none) a path.
+func leadingTo(ctx context.Context, q querier, target string) (string, any, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM notes WHERE path = ?`, target).Scan(&id)
+	switch {
+	case err == nil:
+		return `l.target_id = ?`, id, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return `l.target = ?`, target, nil
+	}
+	return "", nil, fmt.Errorf("find links to %s: %w", target, err)
 }
 
 // linksNaming lists, once each, the stored links by one of names, or whose
@@ -399,9 +478,12 @@ func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 		if rep.Outlinks, err = scanLinks(rows); err != nil {
 			return nil, err
 		}
+		to, arg, err := leadingTo(ctx, ix.db, q.Path)
+		if err != nil {
+			return nil, err
+		}
 		rows, err = ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
-			WHERE l.status IN ('exact', 'short') AND (l.target_id IN (SELECT id FROM notes WHERE path = ?1) OR l.target = ?1)
-			ORDER BY n.path, l.line, l.rowid`, q.Path)
+			WHERE l.status IN ('exact', 'short') AND `+to+` ORDER BY n.path, l.line, l.rowid`, arg)
 		if err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
 		}
