@@ -36,8 +36,8 @@ type linkFiles struct {
 	ctx     context.Context
 	ix      *Index
 	q       querier
-	useDB   bool // false during a rebuild: the table is being refilled
-	added   map[string]bool
+	useDB   bool             // false during a rebuild: the table is being refilled
+	added   map[string]int64 // the order of each add, from 1: a rebuild's note ids
 	removed map[string]bool
 	byName  map[string][]string // added notes by LinkName
 	named   map[string][]string // answers so far
@@ -50,15 +50,15 @@ type linkFiles struct {
 }
 
 func (ix *Index) newLinkFiles(ctx context.Context, q querier, useDB bool) *linkFiles {
-	return &linkFiles{ctx: ctx, ix: ix, q: q, useDB: useDB, added: map[string]bool{}, removed: map[string]bool{},
+	return &linkFiles{ctx: ctx, ix: ix, q: q, useDB: useDB, added: map[string]int64{}, removed: map[string]bool{},
 		byName: map[string][]string{}, named: map[string][]string{}, onDisk: map[string]bool{}}
 }
 
 // add and remove lay a note change over the table.
 func (f *linkFiles) add(rel string) {
 	delete(f.removed, rel)
-	if !f.added[rel] {
-		f.added[rel] = true
+	if f.added[rel] == 0 {
+		f.added[rel] = int64(len(f.added) + 1)
 		n := store.LinkName(rel)
 		f.byName[n] = append(f.byName[n], rel)
 		delete(f.named, n)
@@ -95,14 +95,14 @@ func (f *linkFiles) pretend(rel string, present bool) {
 func (f *linkFiles) isNote(rel string) bool { return store.IsNotePath(rel, f.ix.opt.Roots) }
 
 func (f *linkFiles) Exists(rel string) bool {
-	if f.added[rel] {
+	if f.added[rel] != 0 {
 		return true
 	}
 	if f.isNote(rel) {
 		switch {
 		case f.removed[rel]:
 			return false
-		case f.added[rel]:
+		case f.added[rel] != 0:
 			return true
 		case !f.useDB:
 			return false
@@ -179,7 +179,7 @@ func (f *linkFiles) namedNotes(name string) []string {
 					f.fail(err)
 					break
 				}
-				if !f.removed[p] && !f.added[p] {
+				if !f.removed[p] && f.added[p] == 0 {
 					out = append(out, p)
 				}
 			}

@@ -22,8 +22,10 @@ type writer struct {
 	// ids are the note ids a rebuild hands out before it reads the notes,
 	// so that a link can hold the id of a note stored after it
 	ids map[string]int64
-	// inserted are the notes stored by this transaction, by path
+	// inserted are the notes stored by a sync, by path; stored the same
+	// for a rebuild, by id (a rebuild stores every note: no map that large)
 	inserted map[string]int64
+	stored   []bool
 }
 
 var writerSQL = map[string]string{
@@ -225,7 +227,16 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	if err != nil {
 		return err
 	}
-	w.inserted[r.path] = id
+	if w.ids != nil {
+		if w.stored == nil {
+			w.stored = make([]bool, len(w.ids)+1)
+		}
+		if id < int64(len(w.stored)) {
+			w.stored[id] = true
+		}
+	} else {
+		w.inserted[r.path] = id
+	}
 	if _, err := w.stmts["noteName"].ExecContext(ctx, id, store.LinkName(r.path)); err != nil {
 		return err
 	}
@@ -334,7 +345,7 @@ func (w *writer) settleLinks(ctx context.Context) error {
 	if w.ids != nil {
 		paths := make([]string, 0)
 		for p := range w.ids {
-			if _, ok := w.inserted[p]; !ok {
+			if id := w.ids[p]; id >= int64(len(w.stored)) || !w.stored[id] {
 				paths = append(paths, p)
 			}
 		}
