@@ -21,7 +21,7 @@ import (
 
 type evalCmd struct {
 	Data    string `arg:"" help:"Conversational QA data in LoCoMo's JSON shape." placeholder:"DATA.json"`
-	Budget  int    `default:"20" help:"Turns an agent reads per question." placeholder:"TURNS"`
+	Budget  int    `default:"20" help:"Turns an agent reads per question (default ${default})." placeholder:"TURNS"`
 	Keep    string `help:"Keep the scratch workspaces in this folder (one per conversation)." placeholder:"DIR"`
 	Context *int   `help:"Lines of context around the hits (default: config search.context)." placeholder:"N"`
 }

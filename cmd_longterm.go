@@ -49,7 +49,7 @@ func memoryErr(err error) error {
 type memorySearchCmd struct {
 	Query []string `arg:"" optional:"" help:"Keywords or a question."`
 	Type  []string `help:"Only notes of this type (repeatable): user, feedback, project, reference, entry, profile, memory_index, card, digest (default: entries and the profile)." placeholder:"TYPE"`
-	Limit int      `help:"Number of results." default:"5" placeholder:"N"`
+	Limit int      `help:"Number of results (default ${default})." default:"5" placeholder:"N"`
 }
 
 func (memorySearchCmd) Help() string {

@@ -211,8 +211,8 @@ func printMaintain(app *App, res *jobs.MaintainResult) {
 type autoDreamCmd struct {
 	Date     string `help:"Anchor day (default today)." placeholder:"YYYY-MM-DD"`
 	Hint     string `help:"Guidance for the model." placeholder:"TEXT"`
-	ScanDays int    `name:"scan-days" default:"2" help:"Days in the window ending at --date."`
-	MaxUnits int    `name:"max-units" default:"5" help:"Most units to extract."`
+	ScanDays int    `name:"scan-days" default:"2" help:"Days in the window ending at --date (default ${default})."`
+	MaxUnits int    `name:"max-units" default:"5" help:"Most units to extract (default ${default})."`
 }
 
 func (autoDreamCmd) Help() string {

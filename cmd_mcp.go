@@ -221,7 +221,7 @@ func (s *mcpServer) watch(ctx context.Context) {
 // fork gives a long job an App of its own that shares the configuration.
 func (a *App) fork() *App {
 	return &App{Stdout: a.Stderr, Stderr: a.Stderr, Globals: a.Globals, Log: a.Log, Now: a.Now, Getenv: a.Getenv,
-		level: a.level, root: a.root, dotEnv: a.dotEnv, cfg: a.cfg}
+		level: a.level, root: a.root, dotEnv: a.dotEnv, cfg: a.cfg, command: a.command}
 }
 
 // toolErrorText is the message the CLI prints after "reme: ".

@@ -216,7 +216,7 @@ func (c *dailyReindexCmd) Run(ctx context.Context, app *App) error {
 
 type listTagsCmd struct {
 	Page     int    `default:"1" help:"Page number, from 1."`
-	PageSize int    `name:"page-size" default:"100" help:"Tags per page (at most 1000)."`
+	PageSize int    `name:"page-size" default:"100" help:"Tags per page (default ${default}, at most 1000)."`
 	OrderBy  string `name:"order-by" default:"tag" enum:"tag,file_count" help:"Sort by tag or file_count."`
 	Order    string `default:"" enum:",asc,desc" help:"asc or desc (default asc for tag, desc for file_count)."`
 }

@@ -167,8 +167,19 @@ func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 	if entries {
 		// entries edited by hand: MEMORY.md follows (its own change comes
 		// back as an event that changes nothing)
-		return w.env.withRun("watch", "", func() error {
-			return w.env.Index.Locked(ctx, func() error {
+		return w.env.Index.Locked(ctx, func() error {
+			// A run only when MEMORY.md changes: an edit that leaves it as
+			// it is (or its own write, coming back) leaves no empty run in
+			// the history.
+			entries, err := w.env.WS.ListEntries()
+			if err != nil {
+				return err
+			}
+			probe, err := w.env.WS.WriteMemoryIndex(entries, w.env.Memory.IndexBounds, func(string, []byte) error { return nil })
+			if err != nil || !probe.Changed {
+				return err
+			}
+			return w.env.withRun("watch", "", func() error {
 				run, err := w.env.journalRun()
 				if err != nil {
 					return err

@@ -91,6 +91,22 @@ func TestWatchKeepsMemoryIndexCurrent(t *testing.T) {
 	if err := w.handleNotes(context.Background(), []string{store.MemoryIndexPath, "daily/2026-06-22/x.md"}); err != nil || len(report) != 1 {
 		t.Fatalf("a batch without entries: %v %q", err, report)
 	}
+	// the entry saved again as it was: MEMORY.md stays, and so does the
+	// history (no empty watch run)
+	runs := func() int {
+		rs, err := env.Journal.Runs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	before := runs()
+	if err := w.handleNotes(context.Background(), []string{"memory/entries/tabs.md"}); err != nil || len(report) != 1 {
+		t.Fatalf("an unchanged entry: %v %q", err, report)
+	}
+	if n := runs(); n != before {
+		t.Errorf("an entry saved unchanged left %d run(s) in the history", n-before)
+	}
 	if err := os.Remove(env.WS.Abs("memory/entries/tabs.md")); err != nil {
 		t.Fatal(err)
 	}

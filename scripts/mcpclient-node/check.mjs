@@ -143,7 +143,8 @@ await check(`${mode}: history`, async () => {
   const res = await call("history", { limit: 5 });
   assert(!res.isError, text(res));
   const runs = res.structuredContent.runs;
-  assert(runs.length >= 1 && runs.some((r) => r.command === "auto_memory"), JSON.stringify(runs));
+  // the journal names what started the run: this server
+  assert(runs.length >= 1 && runs.some((r) => r.command === "auto_memory" && r.trigger === "mcp"), JSON.stringify(runs));
 });
 await check(`${mode}: auto_memory refuses a bad session id`, async () => {
   const res = await call("auto_memory", { session_id: "../x", messages: [{ role: "user", content: "x" }] });
