@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // obsidianFiles is a workspace written partly by ReMe (literal paths) and
@@ -106,20 +108,7 @@ func TestLinkResolutionFollowsAddedAndRemovedNotes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLinkRows(t, ix)
-		incremental, err := ix.Dump(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh := openIndex(t, ws, Options{})
-		if _, err := fresh.Rebuild(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		rebuilt, _ := fresh.Dump(ctx)
-		fresh.Close()
-		if diff := cmp.Diff(stripStats(rebuilt), stripStats(incremental)); diff != "" {
-			t.Errorf("incremental differs from rebuild (-rebuilt +incremental):\n%s", diff)
-		}
+		checkEqualsRebuild(t, ix, ws, "")
 		return linkSummary(rep.Outlinks)
 	}
 	const a = "daily/2026-06-20/a.md::"
@@ -369,6 +358,28 @@ func TestLinksToOtherFilesSyncEqualsRebuild(t *testing.T) {
 	}
 }
 
+// checkEqualsRebuild asserts that an index kept up to date equals one
+// rebuilt from the same files, and that both hold their link rows as
+// checkLinkRows expects.
+func checkEqualsRebuild(t *testing.T, ix *Index, ws *store.Workspace, step string) {
+	t.Helper()
+	checkLinkRows(t, ix)
+	incremental, err := ix.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := openIndex(t, ws, Options{})
+	if _, err := fresh.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkLinkRows(t, fresh)
+	rebuilt, _ := fresh.Dump(ctx)
+	fresh.Close()
+	if diff := cmp.Diff(stripStats(rebuilt), stripStats(incremental)); diff != "" {
+		t.Errorf("%s: incremental differs from rebuild (-rebuilt +incremental):\n%s", step, diff)
+	}
+}
+
 // checkLinkRows asserts how link rows hold their targets: a note's id when
 // the target is an indexed note (never its path), the path otherwise, and
 // the target as written only where it differs from the target.
@@ -403,12 +414,10 @@ func TestLinksByNoteIDFollowEditsRemovalsAndReturns(t *testing.T) {
 		hub:    card("hub", "links", "[[daily/2026-06-19/target.md]] and [t](../2026-06-19/target.md) and [[target]]\n"),
 		target: card("target", "the first", "x\n"),
 	})
-	// one reader: notes are stored in path order
-	ix := openIndex(t, ws, Options{Workers: 1})
+	ix := openIndex(t, ws, Options{})
 	check := func(step string, wantOut, wantIn []string) {
 		t.Helper()
 		mustSync(t, ix)
-		checkLinkRows(t, ix)
 		out, err := ix.Links(ctx, LinkQuery{Path: hub})
 		if err != nil {
 			t.Fatal(err)
@@ -423,20 +432,7 @@ func TestLinksByNoteIDFollowEditsRemovalsAndReturns(t *testing.T) {
 		if diff := cmp.Diff(wantIn, linkSummary(in.Inlinks)); diff != "" {
 			t.Errorf("%s: inlinks of the target (-want +got):\n%s", step, diff)
 		}
-		incremental, err := ix.Dump(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh := openIndex(t, ws, Options{})
-		if _, err := fresh.Rebuild(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		checkLinkRows(t, fresh)
-		rebuilt, _ := fresh.Dump(ctx)
-		fresh.Close()
-		if diff := cmp.Diff(stripStats(rebuilt), stripStats(incremental)); diff != "" {
-			t.Errorf("%s: incremental differs from rebuild (-rebuilt +incremental):\n%s", step, diff)
-		}
+		checkEqualsRebuild(t, ix, ws, step)
 	}
 	const h = hub + "::"
 	found := []string{h + target + " -> exact " + target, h + "../2026-06-19/target.md -> exact " + target, h + "target -> short " + target}
@@ -462,7 +458,7 @@ func TestLinksByNoteIDFollowEditsRemovalsAndReturns(t *testing.T) {
 		h + "target -> short " + moved}, nil)
 
 	// the target and a note linking to it appear in the same sync, the
-	// link first in the order notes are stored
+	// link first in the order notes are stored (by path)
 	os.Remove(ws.Abs(moved))
 	writeFile(t, ws, target, card("target", "again", "v\n"))
 	writeFile(t, ws, "daily/2026-06-18/early.md", card("early", "links", "[[daily/2026-06-19/target.md]]\n"))
@@ -479,9 +475,9 @@ func TestRebuildLinksToVanishedNoteHoldPaths(t *testing.T) {
 		hub:                        card("hub", "links", "[[daily/2026-06-19/gone.md]] [[daily/2026-06-21/fine.md]]\n"),
 		"daily/2026-06-21/fine.md": card("fine", "readable", "x\n"),
 	})
-	// one reader, in the order given: the hub is stored before gone.md is
-	// found missing, as when a file vanishes between the scan and the read
-	ix := openIndex(t, ws, Options{Workers: 1})
+	// notes are stored in the order given: the hub before gone.md is found
+	// missing, as when a file vanishes between the scan and the read
+	ix := openIndex(t, ws, Options{})
 	changes := []change{{path: hub, kind: "added"}, {path: gone, kind: "added"}, {path: "daily/2026-06-21/fine.md", kind: "added"}}
 	rep := &SyncReport{}
 	if err := ix.writeBulk(ctx, func(tx *sql.Tx) error { return ix.apply(ctx, tx, changes, true, rep, nil) }); err != nil {
