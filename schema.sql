@@ -1,7 +1,7 @@
 -- The reme index: a mirror of the workspace's markdown notes. It is derived
 -- from the files and rebuilt from them whenever this version changes; it is
 -- never migrated. Bump user_version with every change to this file.
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- One row per indexed note (markdown under daily/, digest/ and memory/, and
 -- MEMORY.md).
@@ -34,22 +34,28 @@ CREATE INDEX notes_source_resource ON notes(source_resource) WHERE source_resour
 -- Links, one row per occurrence: wikilinks and markdown links to workspace
 -- files in note bodies, and wikilinks in frontmatter values. Each is
 -- resolved as Obsidian resolves it; links whose name a new or removed note
--- has are resolved again by the sync that sees it.
+-- has are resolved again by the sync that sees it. A link to a note holds
+-- the note's id rather than its path (a note keeps its id when edited;
+-- removing it turns the links to it back into paths), and the target as
+-- written only where it differs from the target: most links name their
+-- file exactly, and the two paths were most of the table.
 CREATE TABLE links (
   note_id    INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-  target     TEXT NOT NULL,                   -- the file it leads to; if none, the path it names literally
+  target_id  INTEGER,                         -- the note it leads to, if it leads to a note
+  target     TEXT,                            -- otherwise the file it leads to; if none, the path it names literally
   anchor     TEXT NOT NULL DEFAULT '',
   alias      TEXT NOT NULL DEFAULT '',
   embed      INTEGER NOT NULL DEFAULT 0,
   line       INTEGER NOT NULL,
-  written    TEXT NOT NULL,                   -- the target as written (markdown: percent-decoded)
+  written    TEXT,                            -- the target as written (markdown: percent-decoded); NULL when the same as the target
   markdown   INTEGER NOT NULL DEFAULT 0,      -- [text](path) rather than [[path]]
   field      TEXT NOT NULL DEFAULT '',        -- the frontmatter key holding it; '' in the body
   name       TEXT,                            -- lower-case file name it can match, without .md; NULL when it names its file exactly
   status     TEXT NOT NULL,                   -- exact, short, ambiguous or missing
   candidates TEXT NOT NULL DEFAULT ''         -- ambiguous: the matching files, one per line
 );
-CREATE INDEX links_target ON links(target);
+CREATE INDEX links_target_id ON links(target_id) WHERE target_id IS NOT NULL;
+CREATE INDEX links_target ON links(target) WHERE target IS NOT NULL;
 CREATE INDEX links_note ON links(note_id);
 CREATE INDEX links_name ON links(name) WHERE name IS NOT NULL;
 

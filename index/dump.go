@@ -16,9 +16,10 @@ func (ix *Index) Dump(ctx context.Context) (string, error) {
 		{"notes", `SELECT path, dir, name, description, coalesce(date, ''), size, mtime, sha256,
 			coalesce(frontmatter_error, ''), coalesce(session_id, ''), coalesce(source_conversation, ''),
 			coalesce(source_resource, ''), day_index, coalesce(skipped, '') FROM notes ORDER BY path`},
-		{"links", `SELECT n.path, l.target, l.anchor, l.alias, l.embed, l.line, l.written, l.markdown, l.field, l.name, l.status, l.candidates
-			FROM links l JOIN notes n ON n.id = l.note_id
-			ORDER BY n.path, l.line, l.field, l.target, l.anchor, l.alias, l.embed, l.written, l.markdown`},
+		{"links", `SELECT n.path, coalesce(t.path, l.target) target, l.anchor, l.alias, l.embed, l.line,
+			coalesce(l.written, t.path, l.target) written, l.markdown, l.field, l.name, l.status, l.candidates
+			FROM links l JOIN notes n ON n.id = l.note_id LEFT JOIN notes t ON t.id = l.target_id
+			ORDER BY n.path, l.line, l.field, target, l.anchor, l.alias, l.embed, written, l.markdown`},
 		{"note_names", `SELECT n.path, nn.name FROM note_names nn JOIN notes n ON n.id = nn.note_id ORDER BY n.path`},
 		{"tags", `SELECT n.path, t.tag, t.pos, t.source FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.pos`},
 		{"chunks", `SELECT n.path, c.start_line, c.end_line, c.tokens, hex(c.text_hash) FROM chunks c JOIN notes n ON n.id = c.note_id

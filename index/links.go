@@ -36,8 +36,8 @@ type linkFiles struct {
 	ctx     context.Context
 	ix      *Index
 	q       querier
-	useDB   bool // false during a rebuild: the table is being refilled
-	added   map[string]bool
+	useDB   bool             // false during a rebuild: the table is being refilled
+	added   map[string]int64 // the order of each add, from 1: a rebuild's note ids
 	removed map[string]bool
 	byName  map[string][]string // added notes by LinkName
 	named   map[string][]string // answers so far
@@ -50,15 +50,15 @@ type linkFiles struct {
 }
 
 func (ix *Index) newLinkFiles(ctx context.Context, q querier, useDB bool) *linkFiles {
-	return &linkFiles{ctx: ctx, ix: ix, q: q, useDB: useDB, added: map[string]bool{}, removed: map[string]bool{},
+	return &linkFiles{ctx: ctx, ix: ix, q: q, useDB: useDB, added: map[string]int64{}, removed: map[string]bool{},
 		byName: map[string][]string{}, named: map[string][]string{}, onDisk: map[string]bool{}}
 }
 
 // add and remove lay a note change over the table.
 func (f *linkFiles) add(rel string) {
 	delete(f.removed, rel)
-	if !f.added[rel] {
-		f.added[rel] = true
+	if f.added[rel] == 0 {
+		f.added[rel] = int64(len(f.added) + 1)
 		n := store.LinkName(rel)
 		f.byName[n] = append(f.byName[n], rel)
 		delete(f.named, n)
@@ -95,14 +95,14 @@ func (f *linkFiles) pretend(rel string, present bool) {
 func (f *linkFiles) isNote(rel string) bool { return store.IsNotePath(rel, f.ix.opt.Roots) }
 
 func (f *linkFiles) Exists(rel string) bool {
-	if f.added[rel] {
+	if f.added[rel] != 0 {
 		return true
 	}
 	if f.isNote(rel) {
 		switch {
 		case f.removed[rel]:
 			return false
-		case f.added[rel]:
+		case f.added[rel] != 0:
 			return true
 		case !f.useDB:
 			return false
@@ -158,6 +158,15 @@ func (f *linkFiles) Named(name string) []string {
 	if v, ok := f.named[name]; ok {
 		return v
 	}
+	// files that are not notes count too: attachments, resources, MEMORY.md
+	out := append(f.namedNotes(name), f.otherFiles()[name]...)
+	sort.Strings(out)
+	f.named[name] = out
+	return out
+}
+
+// namedNotes lists the notes whose LinkName is name.
+func (f *linkFiles) namedNotes(name string) []string {
 	var out []string
 	if f.useDB {
 		rows, err := f.q.QueryContext(f.ctx, `SELECT n.path FROM note_names nn JOIN notes n ON n.id = nn.note_id WHERE nn.name = ?`, name)
@@ -170,18 +179,26 @@ func (f *linkFiles) Named(name string) []string {
 					f.fail(err)
 					break
 				}
-				if !f.removed[p] && !f.added[p] {
+				if !f.removed[p] && f.added[p] == 0 {
 					out = append(out, p)
 				}
 			}
 			rows.Close()
 		}
 	}
-	out = append(out, f.byName[name]...)
-	// files that are not notes count too: attachments, resources, MEMORY.md
-	out = append(out, f.otherFiles()[name]...)
+	return append(out, f.byName[name]...)
+}
+
+// notesByName answers Named from the notes, and from the other files only
+// if the workspace was listed already.
+type notesByName struct{ *linkFiles }
+
+func (n notesByName) Named(name string) []string {
+	out := n.namedNotes(name)
+	if n.others != nil {
+		out = append(out, n.others[name]...)
+	}
 	sort.Strings(out)
-	f.named[name] = out
 	return out
 }
 
@@ -235,11 +252,58 @@ func (f *linkFiles) fail(err error) {
 	}
 }
 
-// resolve resolves every link of a record.
+// resolve resolves every link of a record. A link that the note held
+// before, written the same, and that led to no file, is looked for by name
+// among the notes only (and at its path as written, as every link): the
+// files that are not notes are taken to be as they were, since listing the
+// whole workspace for them would be most of the sync of an edit in a
+// large workspace. A rebuild looks everywhere.
 func (f *linkFiles) resolve(r *record) {
+	missing := f.missingBefore(r.path)
 	for i := range r.links {
-		r.links[i].res = store.ResolveLink(r.path, r.links[i].Link, f)
+		var files store.LinkFiles = f
+		if missing[linkKey{r.links[i].Target, r.links[i].Markdown}] {
+			files = notesByName{f}
+		}
+		r.links[i].res = store.ResolveLink(r.path, r.links[i].Link, files)
 	}
+}
+
+// linkKey is a link as written.
+type linkKey struct {
+	written  string
+	markdown bool
+}
+
+// missingBefore lists the links, as written, that the stored version of
+// the note at rel has and that lead to no file.
+func (f *linkFiles) missingBefore(rel string) map[linkKey]bool {
+	if !f.useDB {
+		return nil
+	}
+	rows, err := f.q.QueryContext(f.ctx, `SELECT coalesce(l.written, t.path, l.target), l.markdown FROM `+linksFrom+`
+		WHERE n.path = ? AND l.status = 'missing'`, rel)
+	if err != nil {
+		f.fail(err)
+		return nil
+	}
+	defer rows.Close()
+	var out map[linkKey]bool
+	for rows.Next() {
+		var k linkKey
+		if err := rows.Scan(&k.written, &k.markdown); err != nil {
+			f.fail(err)
+			return nil
+		}
+		if out == nil {
+			out = map[linkKey]bool{}
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		f.fail(err)
+	}
+	return out
 }
 
 // reresolve resolves again the stored links that notes coming or going
@@ -251,11 +315,16 @@ func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names,
 	if err != nil {
 		return err
 	}
-	update, err := tx.PrepareContext(ctx, `UPDATE links SET target = ?, status = ?, candidates = ?, name = ? WHERE rowid = ?`)
+	update, err := tx.PrepareContext(ctx, `UPDATE links SET target_id = ?, target = ?, written = ?, status = ?, candidates = ?, name = ? WHERE rowid = ?`)
 	if err != nil {
 		return fmt.Errorf("resolve links: %w", err)
 	}
 	defer update.Close()
+	lookup, err := tx.PrepareContext(ctx, `SELECT id FROM notes WHERE path = ?`)
+	if err != nil {
+		return fmt.Errorf("resolve links: %w", err)
+	}
+	defer lookup.Close()
 	for _, li := range links {
 		l := linkRow{Link: store.Link{Target: li.Written, Markdown: li.Markdown}}
 		l.res = store.ResolveLink(li.From, l.Link, f)
@@ -263,11 +332,33 @@ func (ix *Index) reresolve(ctx context.Context, tx *sql.Tx, f *linkFiles, names,
 		if l.res.Path == li.Target && string(l.res.Status) == li.Status && strings.Join(l.res.Candidates, "\n") == strings.Join(li.Candidates, "\n") && (name != nil) == li.named {
 			continue
 		}
-		if _, err := update.ExecContext(ctx, l.res.Path, string(l.res.Status), strings.Join(l.res.Candidates, "\n"), name, li.id); err != nil {
+		var targetID, target any = nil, l.res.Path
+		if id, ok, err := noteID(ctx, lookup, l.res.Path); err != nil {
+			return fmt.Errorf("resolve links: %w", err)
+		} else if ok {
+			targetID, target = id, nil
+		}
+		if _, err := update.ExecContext(ctx, targetID, target, writtenColumn(li.Written, l.res.Path), string(l.res.Status),
+			strings.Join(l.res.Candidates, "\n"), name, li.id); err != nil {
 			return fmt.Errorf("resolve links: %w", err)
 		}
 	}
 	return f.err
+}
+
+// leadingTo is the condition on link rows (l) that selects the links
+// leading to target, and its argument: links to a note hold its id, and
+// only links to other files (or to none) a path.
+func leadingTo(ctx context.Context, q querier, target string) (string, any, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM notes WHERE path = ?`, target).Scan(&id)
+	switch {
+	case err == nil:
+		return `l.target_id = ?`, id, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return `l.target = ?`, target, nil
+	}
+	return "", nil, fmt.Errorf("find links to %s: %w", target, err)
 }
 
 // linksNaming lists, once each, the stored links by one of names, or whose
@@ -278,7 +369,7 @@ func linksNaming(ctx context.Context, q querier, names, targets []string) ([]Lin
 	for _, by := range []struct {
 		col  string
 		vals []string
-	}{{"l.name", names}, {"l.target", targets}} {
+	}{{"l.name", names}, {"l.target", targets}, {"l.target_id", targets}} {
 		vals := by.vals
 		for len(vals) > 0 {
 			batch := vals[:min(len(vals), 500)]
@@ -287,8 +378,11 @@ func linksNaming(ctx context.Context, q querier, names, targets []string) ([]Lin
 			for i, v := range batch {
 				args[i] = v
 			}
-			rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
-				WHERE `+by.col+` IN (`+placeholders(len(batch))+`)`, args...)
+			in := `(` + placeholders(len(batch)) + `)`
+			if by.col == "l.target_id" {
+				in = `(SELECT id FROM notes WHERE path IN ` + in + `)`
+			}
+			rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+` WHERE `+by.col+` IN `+in, args...)
 			if err != nil {
 				return nil, fmt.Errorf("find links: %w", err)
 			}
@@ -345,7 +439,12 @@ type LinkQuery struct {
 	Missing   bool   // problems: links to no file
 }
 
-const linkColumns = `n.path, l.line, l.field, l.written, l.markdown, l.embed, l.anchor, l.status, l.target, l.candidates, l.rowid, l.name IS NOT NULL`
+// linkColumns are a LinkInfo's, read from linksFrom: a link to a note
+// holds the note's id, and the target as written only where it differs.
+const linkColumns = `n.path, l.line, l.field, coalesce(l.written, t.path, l.target), l.markdown, l.embed, l.anchor, l.status,
+	coalesce(t.path, l.target), l.candidates, l.rowid, l.name IS NOT NULL`
+
+const linksFrom = `links l JOIN notes n ON n.id = l.note_id LEFT JOIN notes t ON t.id = l.target_id`
 
 func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 	defer rows.Close()
@@ -371,7 +470,7 @@ func scanLinks(rows *sql.Rows) ([]LinkInfo, error) {
 func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 	rep := &LinkReport{Path: q.Path}
 	if q.Path != "" {
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+		rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 			WHERE n.path = ? ORDER BY l.line, l.rowid`, q.Path)
 		if err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
@@ -379,8 +478,12 @@ func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 		if rep.Outlinks, err = scanLinks(rows); err != nil {
 			return nil, err
 		}
-		rows, err = ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
-			WHERE l.status IN ('exact', 'short') AND l.target = ? ORDER BY n.path, l.line, l.rowid`, q.Path)
+		to, arg, err := leadingTo(ctx, ix.db, q.Path)
+		if err != nil {
+			return nil, err
+		}
+		rows, err = ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
+			WHERE l.status IN ('exact', 'short') AND `+to+` ORDER BY n.path, l.line, l.rowid`, arg)
 		if err != nil {
 			return nil, fmt.Errorf("list links: %w", err)
 		}
@@ -403,7 +506,7 @@ func (ix *Index) Links(ctx context.Context, q LinkQuery) (*LinkReport, error) {
 	if q.Missing || !q.Ambiguous {
 		statuses = append(statuses, string(store.LinkMissing))
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 		WHERE l.status IN (`+placeholders(len(statuses))+`) ORDER BY n.path, l.line, l.rowid`, statuses...)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
@@ -420,7 +523,7 @@ func (ix *Index) ambiguousFor(ctx context.Context, paths []string) ([]LinkInfo, 
 		want[p] = true
 		names = append(names, store.LinkName(p))
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM links l JOIN notes n ON n.id = l.note_id
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+linkColumns+` FROM `+linksFrom+`
 		WHERE l.status = 'ambiguous' AND l.name IN (`+placeholders(len(names))+`) ORDER BY n.path, l.line, l.rowid`, names...)
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)

@@ -1,12 +1,15 @@
 package index
 
 import (
+	"database/sql"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // obsidianFiles is a workspace written partly by ReMe (literal paths) and
@@ -105,19 +108,7 @@ func TestLinkResolutionFollowsAddedAndRemovedNotes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		incremental, err := ix.Dump(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh := openIndex(t, ws, Options{})
-		if _, err := fresh.Rebuild(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		rebuilt, _ := fresh.Dump(ctx)
-		fresh.Close()
-		if diff := cmp.Diff(stripStats(rebuilt), stripStats(incremental)); diff != "" {
-			t.Errorf("incremental differs from rebuild (-rebuilt +incremental):\n%s", diff)
-		}
+		checkEqualsRebuild(t, ix, ws, "")
 		return linkSummary(rep.Outlinks)
 	}
 	const a = "daily/2026-06-20/a.md::"
@@ -355,12 +346,196 @@ func TestLinksToOtherFilesSyncEqualsRebuild(t *testing.T) {
 	if diff := cmp.Diff(want, linkSummary(rep.Outlinks)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	checkLinkRows(t, ix)
 	incremental, _ := ix.Dump(ctx)
 	if _, err := ix.Rebuild(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	rebuilt, _ := ix.Dump(ctx)
+	checkLinkRows(t, ix)
 	if diff := cmp.Diff(rebuilt, incremental); diff != "" {
 		t.Errorf("incremental differs from rebuild (-rebuilt +incremental):\n%s", diff)
+	}
+}
+
+// checkEqualsRebuild asserts that an index kept up to date equals one
+// rebuilt from the same files, and that both hold their link rows as
+// checkLinkRows expects.
+func checkEqualsRebuild(t *testing.T, ix *Index, ws *store.Workspace, step string) {
+	t.Helper()
+	checkLinkRows(t, ix)
+	incremental, err := ix.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := openIndex(t, ws, Options{})
+	if _, err := fresh.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkLinkRows(t, fresh)
+	rebuilt, _ := fresh.Dump(ctx)
+	fresh.Close()
+	if diff := cmp.Diff(stripStats(rebuilt), stripStats(incremental)); diff != "" {
+		t.Errorf("%s: incremental differs from rebuild (-rebuilt +incremental):\n%s", step, diff)
+	}
+}
+
+// checkLinkRows asserts how link rows hold their targets: a note's id when
+// the target is an indexed note (never its path), the path otherwise, and
+// the target as written only where it differs from the target.
+func checkLinkRows(t *testing.T, ix *Index) {
+	t.Helper()
+	for _, c := range []struct{ what, q string }{
+		{"links to a note id no note has", `SELECT count(*) FROM links l WHERE l.target_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM notes WHERE id = l.target_id)`},
+		{"links holding an indexed note's path", `SELECT count(*) FROM links l JOIN notes n ON n.path = l.target`},
+		{"links with both or neither of target_id and target", `SELECT count(*) FROM links WHERE (target_id IS NULL) = (target IS NULL)`},
+		{"links holding the target as written although it is the target", `SELECT count(*) FROM links l LEFT JOIN notes t ON t.id = l.target_id WHERE l.written = coalesce(t.path, l.target)`},
+	} {
+		var n int
+		if err := ix.db.QueryRowContext(ctx, c.q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d %s", n, c.what)
+		}
+	}
+}
+
+// A link to a note holds the note's id: editing the note keeps it, removing
+// the note leaves the link missing with its path, and the note coming back
+// (or a note linked to by another added in the same sync) is found again;
+// each step equals a rebuild.
+func TestLinksByNoteIDFollowEditsRemovalsAndReturns(t *testing.T) {
+	const (
+		hub    = "daily/2026-06-20/hub.md"
+		target = "daily/2026-06-19/target.md"
+	)
+	ws := newWorkspace(t, map[string]string{
+		hub:    card("hub", "links", "[[daily/2026-06-19/target.md]] and [t](../2026-06-19/target.md) and [[target]]\n"),
+		target: card("target", "the first", "x\n"),
+	})
+	ix := openIndex(t, ws, Options{})
+	check := func(step string, wantOut, wantIn []string) {
+		t.Helper()
+		mustSync(t, ix)
+		out, err := ix.Links(ctx, LinkQuery{Path: hub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := ix.Links(ctx, LinkQuery{Path: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantOut, linkSummary(out.Outlinks)); diff != "" {
+			t.Errorf("%s: outlinks of the hub (-want +got):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(wantIn, linkSummary(in.Inlinks)); diff != "" {
+			t.Errorf("%s: inlinks of the target (-want +got):\n%s", step, diff)
+		}
+		checkEqualsRebuild(t, ix, ws, step)
+	}
+	const h = hub + "::"
+	found := []string{h + target + " -> exact " + target, h + "../2026-06-19/target.md -> exact " + target, h + "target -> short " + target}
+	check("start", found, found)
+
+	writeFile(t, ws, target, card("target", "edited", "y\nz\n"))
+	check("target edited", found, found)
+
+	os.Remove(ws.Abs(target))
+	check("target removed", []string{h + target + " -> missing " + target, h + "../2026-06-19/target.md -> missing " + target,
+		h + "target -> missing target"}, nil)
+
+	writeFile(t, ws, target, card("target", "back", "w\n"))
+	check("target back", found, found)
+
+	// renamed by hand: the short link follows, the paths are left missing
+	moved := "digest/wiki/target.md"
+	os.MkdirAll(ws.Abs("digest/wiki"), 0o755)
+	if err := os.Rename(ws.Abs(target), ws.Abs(moved)); err != nil {
+		t.Fatal(err)
+	}
+	check("target renamed", []string{h + target + " -> missing " + target, h + "../2026-06-19/target.md -> missing " + target,
+		h + "target -> short " + moved}, nil)
+
+	// the target and a note linking to it appear in the same sync, the
+	// link first in the order notes are stored (by path)
+	os.Remove(ws.Abs(moved))
+	writeFile(t, ws, target, card("target", "again", "v\n"))
+	writeFile(t, ws, "daily/2026-06-18/early.md", card("early", "links", "[[daily/2026-06-19/target.md]]\n"))
+	early := "daily/2026-06-18/early.md::" + target + " -> exact " + target
+	check("target and a linking note added together", found, append([]string{early}, found...))
+}
+
+// A rebuild hands note ids out before it reads the notes: a note gone by
+// the time it is read keeps no id, and the links stored before to it hold
+// its path.
+func TestRebuildLinksToVanishedNoteHoldPaths(t *testing.T) {
+	const hub, gone = "daily/2026-06-18/hub.md", "daily/2026-06-19/gone.md"
+	ws := newWorkspace(t, map[string]string{
+		hub:                        card("hub", "links", "[[daily/2026-06-19/gone.md]] [[daily/2026-06-21/fine.md]]\n"),
+		"daily/2026-06-21/fine.md": card("fine", "readable", "x\n"),
+	})
+	// notes are stored in the order given: the hub before gone.md is found
+	// missing, as when a file vanishes between the scan and the read
+	ix := openIndex(t, ws, Options{})
+	changes := []change{{path: hub, kind: "added"}, {path: gone, kind: "added"}, {path: "daily/2026-06-21/fine.md", kind: "added"}}
+	rep := &SyncReport{}
+	if err := ix.writeBulk(ctx, func(tx *sql.Tx) error { return ix.apply(ctx, tx, changes, true, rep, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	checkLinkRows(t, ix)
+	out, err := ix.Links(ctx, LinkQuery{Path: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{hub + "::" + gone + " -> exact " + gone, hub + "::daily/2026-06-21/fine.md -> exact daily/2026-06-21/fine.md"}
+	if diff := cmp.Diff(want, linkSummary(out.Outlinks)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// An edited note's link that led to no file is looked for again among the
+// notes and at its path as written, but not among the workspace's other
+// files by name (that would list the whole workspace at every edit):
+// reindex finds those.
+func TestEditedNoteMissingLinkSkipsTheWorkspaceListing(t *testing.T) {
+	const a = "daily/2026-06-20/a.md"
+	body := "[[session/dialog/s1.jsonl]] [[photo.png]] [[later]] [[also-later]]\n"
+	ws := newWorkspace(t, map[string]string{a: card("a", "links", body)})
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	outlinks := func() []string {
+		t.Helper()
+		rep, err := ix.Links(ctx, LinkQuery{Path: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return linkSummary(rep.Outlinks)
+	}
+	const l = a + "::"
+	if diff := cmp.Diff([]string{l + "session/dialog/s1.jsonl -> missing session/dialog/s1.jsonl", l + "photo.png -> missing photo.png",
+		l + "later -> missing later", l + "also-later -> missing also-later"}, outlinks()); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	// the session file appears where the link says, an image somewhere
+	// else, a note by name (found by the sync that adds it), and another
+	// note by name in the same sync as the edit
+	writeFile(t, ws, "session/dialog/s1.jsonl", "{}\n")
+	writeFile(t, ws, "resource/2026-06-20/photo.png", "png")
+	writeFile(t, ws, "digest/wiki/later.md", card("later", "a note", "x\n"))
+	mustSync(t, ix)
+	writeFile(t, ws, "digest/wiki/also-later.md", card("also-later", "a note", "x\n"))
+	writeFile(t, ws, a, card("a", "links, edited", body+"more\n"))
+	mustSync(t, ix)
+	checkLinkRows(t, ix)
+	if diff := cmp.Diff([]string{l + "session/dialog/s1.jsonl -> exact session/dialog/s1.jsonl", l + "photo.png -> missing photo.png",
+		l + "later -> short digest/wiki/later.md", l + "also-later -> short digest/wiki/also-later.md"}, outlinks()); diff != "" {
+		t.Errorf("after the edit (-want +got):\n%s", diff)
+	}
+	if _, err := ix.Rebuild(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := outlinks(); got[1] != l+"photo.png -> short resource/2026-06-20/photo.png" {
+		t.Errorf("after reindex: %v", got)
 	}
 }

@@ -209,8 +209,12 @@ func (ix *Index) planMove(ctx context.Context, j *moveJournal) (*Retarget, error
 	post.pretend(j.Dst, true)
 	// the notes that may hold such links: links found to src, and links by
 	// src's or dst's name
+	to, arg, err := leadingTo(ctx, ix.db, j.Src)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.note_id
-		WHERE l.target = ? OR l.name IN (?, ?) ORDER BY n.path`, j.Src, store.LinkName(j.Src), store.LinkName(j.Dst))
+		WHERE `+to+` OR l.name IN (?, ?) ORDER BY n.path`, arg, store.LinkName(j.Src), store.LinkName(j.Dst))
 	if err != nil {
 		return nil, fmt.Errorf("find inbound links: %w", err)
 	}
@@ -358,8 +362,12 @@ func sha256Hex(b []byte) string {
 
 // inboundSources lists the notes that link to target, excluding itself.
 func (ix *Index) inboundSources(ctx context.Context, target string) ([]string, error) {
+	to, arg, err := leadingTo(ctx, ix.db, target)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.note_id
-		WHERE l.target = ? AND n.path != ? ORDER BY n.path`, target, target)
+		WHERE `+to+` AND n.path != ? ORDER BY n.path`, arg, target)
 	if err != nil {
 		return nil, fmt.Errorf("find inbound links: %w", err)
 	}

@@ -200,6 +200,7 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 			if diff := cmp.Diff(stripStats(wantDump), stripStats(got)); diff != "" {
 				t.Errorf("index after recovery differs (-want +got):\n%s", diff)
 			}
+			checkLinkRows(t, next)
 			runs, err := next.Journal().Runs()
 			if err != nil || len(runs) != 1 || runs[0].Status != store.StatusFinished {
 				t.Errorf("run after recovery: %+v %v", runs, err)

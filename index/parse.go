@@ -14,6 +14,7 @@ import (
 
 // record is everything the index stores about one note.
 type record struct {
+	id          int64 // the note's id when it replaces an older version; 0 for a new one
 	path, dir   string
 	size, mtime int64
 	sha         string

@@ -960,10 +960,8 @@ type expansion struct {
 func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) (map[string]*expansion, error) {
 	res := map[string]*expansion{}
 	ids := make([]any, 0, len(notes))
-	paths := make([]any, 0, len(notes))
 	for id, p := range notes {
 		ids = append(ids, id)
-		paths = append(paths, p)
 		res[p] = &expansion{tags: []string{}, out: []Neighbor{}, in: []Neighbor{}}
 	}
 	if len(ids) == 0 {
@@ -986,11 +984,11 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 	if !links {
 		return res, nil
 	}
-	err = neighbors(ctx, q, `SELECT l.note_id, '', l.target, coalesce(t.name, ''), coalesce(t.description, ''), t.id IS NOT NULL,
-		group_concat(l.anchor, char(31))
-		FROM links l LEFT JOIN notes t ON t.path = l.target
+	err = neighbors(ctx, q, `SELECT l.note_id, '', coalesce(t.path, l.target) target, coalesce(t.name, ''), coalesce(t.description, ''),
+		t.id IS NOT NULL, group_concat(l.anchor, char(31))
+		FROM links l LEFT JOIN notes t ON t.id = l.target_id
 		WHERE l.note_id IN (`+ph+`) AND l.field = ''
-		GROUP BY l.note_id, l.target ORDER BY l.note_id, min(l.rowid)`, ids, func(id int64, _ string, n Neighbor) {
+		GROUP BY l.note_id, target ORDER BY l.note_id, min(l.rowid)`, ids, func(id int64, _ string, n Neighbor) {
 		if p := notes[id]; n.Path != p && len(res[p].out) < maxNeighbors {
 			res[p].out = append(res[p].out, n)
 		}
@@ -998,10 +996,10 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 	if err != nil {
 		return nil, err
 	}
-	err = neighbors(ctx, q, `SELECT 0, l.target, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
-		FROM links l JOIN notes s ON s.id = l.note_id
-		WHERE l.target IN (`+ph+`) AND l.field = ''
-		GROUP BY l.target, s.path ORDER BY l.target, s.path`, paths, func(_ int64, target string, n Neighbor) {
+	err = neighbors(ctx, q, `SELECT 0, t.path, s.path, s.name, s.description, 1, group_concat(l.anchor, char(31))
+		FROM links l JOIN notes t ON t.id = l.target_id JOIN notes s ON s.id = l.note_id
+		WHERE l.target_id IN (`+ph+`) AND l.field = ''
+		GROUP BY t.path, s.path ORDER BY t.path, s.path`, ids, func(_ int64, target string, n Neighbor) {
 		if e := res[target]; e != nil && n.Path != target && len(e.in) < maxNeighbors {
 			e.in = append(e.in, n)
 		}

@@ -394,29 +394,44 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 		files.add(c.path)
 		reads = append(reads, c)
 	}
+	if full {
+		// every note to store, numbered in the order laid over
+		w.ids = files.added
+	}
 	type result struct {
+		i   int // in reads
 		c   change
 		rec *record
 		err error
 	}
-	jobs := make(chan change)
+	// Notes are stored in the order of reads, so that a rebuild's ids
+	// ascend (SQLite appends those fastest, to full pages), with at most
+	// readAhead of them read and not stored yet.
+	const readAhead = 128
+	window := make(chan struct{}, readAhead)
+	jobs := make(chan int)
 	results := make(chan result, 64)
 	var wg sync.WaitGroup
 	for i := 0; i < ix.opt.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range jobs {
-				rec, err := ix.readRecord(c.path)
-				results <- result{c, rec, err}
+			for i := range jobs {
+				rec, err := ix.readRecord(reads[i].path)
+				results <- result{i, reads[i], rec, err}
 			}
 		}()
 	}
 	go func() {
 		defer close(jobs)
-		for _, c := range reads {
+		for i := range reads {
 			select {
-			case jobs <- c:
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- i:
 			case <-ctx.Done():
 				return
 			}
@@ -426,58 +441,68 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 
 	done := 0
 	var firstErr error
-	for r := range results {
-		done++
-		if progress != nil {
-			progress(done, len(reads))
-		}
-		if firstErr != nil {
-			continue // drain
-		}
-		kind := r.c.kind
-		if r.err != nil {
-			if errors.Is(r.err, fs.ErrNotExist) {
-				// Vanished since the scan: make sure no stale row survives.
-				files.remove(r.c.path)
-				renamed = append(renamed, store.LinkName(r.c.path))
-				removed = append(removed, r.c.path)
-				if _, err := w.deleteNote(ctx, r.c.path); err != nil {
-					firstErr = err
+	pending := map[int]result{}
+	for got := range results {
+		pending[got.i] = got
+		for {
+			r, ok := pending[done]
+			if !ok {
+				break
+			}
+			delete(pending, done)
+			<-window
+			done++
+			if progress != nil {
+				progress(done, len(reads))
+			}
+			if firstErr != nil {
+				continue // drain
+			}
+			kind := r.c.kind
+			if r.err != nil {
+				if errors.Is(r.err, fs.ErrNotExist) {
+					// Vanished since the scan: make sure no stale row survives.
+					files.remove(r.c.path)
+					renamed = append(renamed, store.LinkName(r.c.path))
+					removed = append(removed, r.c.path)
+					if _, err := w.deleteNote(ctx, r.c.path); err != nil {
+						firstErr = err
+					}
+					continue
+				}
+				msg := r.err.Error()
+				var pe *fs.PathError
+				if errors.As(r.err, &pe) {
+					msg = pe.Err.Error()
+				}
+				fr := FileResult{Path: r.c.path, Change: kind, Error: msg}
+				rep.Problems = append(rep.Problems, fr)
+				if full {
+					rep.Files = append(rep.Files, fr)
 				}
 				continue
 			}
-			msg := r.err.Error()
-			var pe *fs.PathError
-			if errors.As(r.err, &pe) {
-				msg = pe.Err.Error()
+			files.resolve(r.rec)
+			status, err := w.upsert(ctx, r.rec, full)
+			if err != nil {
+				firstErr = err
+				continue
 			}
-			fr := FileResult{Path: r.c.path, Change: kind, Error: msg}
-			rep.Problems = append(rep.Problems, fr)
+			switch status {
+			case upsertAdded:
+				rep.Added++
+				renamed = append(renamed, store.LinkName(r.c.path))
+			case upsertModified:
+				rep.Modified++
+			}
+			fr := FileResult{Path: r.c.path, Change: kind, Success: true}
+			if r.rec.skipReason != "" {
+				fr.Skipped, fr.Reason = true, r.rec.skipReason
+				rep.Problems = append(rep.Problems, fr)
+			}
 			if full {
 				rep.Files = append(rep.Files, fr)
 			}
-			continue
-		}
-		files.resolve(r.rec)
-		status, err := w.upsert(ctx, r.rec, full)
-		if err != nil {
-			firstErr = err
-			continue
-		}
-		switch status {
-		case upsertAdded:
-			rep.Added++
-			renamed = append(renamed, store.LinkName(r.c.path))
-		case upsertModified:
-			rep.Modified++
-		}
-		fr := FileResult{Path: r.c.path, Change: kind, Success: true}
-		if r.rec.skipReason != "" {
-			fr.Skipped, fr.Reason = true, r.rec.skipReason
-			rep.Problems = append(rep.Problems, fr)
-		}
-		if full {
-			rep.Files = append(rep.Files, fr)
 		}
 	}
 	if firstErr == nil {
@@ -488,6 +513,11 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if firstErr != nil {
 		return firstErr
+	}
+	if !full {
+		if err := w.settleLinks(ctx); err != nil {
+			return err
+		}
 	}
 	if !full && len(renamed) > 0 {
 		// a rebuild resolved every link against the final set already
@@ -500,6 +530,9 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, changes []change, full b
 	}
 	if full {
 		if err := w.restoreIndexes(ctx); err != nil {
+			return err
+		}
+		if err := w.settleLinks(ctx); err != nil {
 			return err
 		}
 		if err := w.rebuildScanCache(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/reme-dev/reme/store"
@@ -18,14 +19,24 @@ type writer struct {
 	// nextChunk is the next free chunk id of each id range (notes, memory
 	// notes), read when first needed
 	nextChunk [2]int64
+	// ids are the note ids a rebuild hands out before it reads the notes,
+	// so that a link can hold the id of a note stored after it
+	ids map[string]int64
+	// inserted are the notes stored by a sync, by path; stored the same
+	// for a rebuild, by id (a rebuild stores every note: no map that large)
+	inserted map[string]int64
+	stored   []bool
 }
 
 var writerSQL = map[string]string{
-	"note": `INSERT INTO notes(path, dir, name, description, date, size, mtime, sha256,
+	"note": `INSERT INTO notes(id, path, dir, name, description, date, size, mtime, sha256,
 		frontmatter_error, session_id, source_conversation, source_resource, day_index, skipped, kind, type)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"link": `INSERT INTO links(note_id, target, anchor, alias, embed, line, written, markdown, field, name, status, candidates)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"link": `INSERT INTO links(note_id, target_id, target, anchor, alias, embed, line, written, markdown, field, name, status, candidates)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"noteID":       `SELECT id FROM notes WHERE path = ?`,
+	"linksToID":    `UPDATE links SET target_id = ?, target = NULL WHERE target = ?`,
+	"linksToPath":  `UPDATE links SET target_id = NULL, target = ? WHERE target_id = ?`,
 	"noteName":     `INSERT INTO note_names(note_id, name) VALUES (?, ?)`,
 	"tag":          `INSERT OR IGNORE INTO tags(tag, note_id, pos, source) VALUES (?, ?, ?, ?)`,
 	"chunk":        `INSERT INTO chunks(id, note_id, start_line, end_line, tokens, text_hash) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -51,7 +62,7 @@ var writerSQL = map[string]string{
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*writer, error) {
-	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
+	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}, inserted: map[string]int64{}}
 	if full {
 		if err := w.clear(ctx); err != nil {
 			return nil, err
@@ -181,6 +192,8 @@ func (w *writer) upsert(ctx context.Context, r *record, fresh bool) (upsertStatu
 			if err := w.deleteID(ctx, id); err != nil {
 				return 0, fmt.Errorf("index %s: %w", r.path, err)
 			}
+			// the same id again: the links to the note hold it
+			r.id = id
 			status = upsertModified
 		}
 	}
@@ -198,7 +211,13 @@ func nullable(s string) any {
 }
 
 func (w *writer) insert(ctx context.Context, r *record) error {
-	res, err := w.stmts["note"].ExecContext(ctx, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
+	var given any
+	if r.id != 0 {
+		given = r.id
+	} else if id, ok := w.ids[r.path]; ok {
+		given = id
+	}
+	res, err := w.stmts["note"].ExecContext(ctx, given, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
 		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason),
 		r.kind, nullable(r.typ))
 	if err != nil {
@@ -208,12 +227,26 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	if err != nil {
 		return err
 	}
+	if w.ids != nil {
+		if w.stored == nil {
+			w.stored = make([]bool, len(w.ids)+1)
+		}
+		if id < int64(len(w.stored)) {
+			w.stored[id] = true
+		}
+	} else {
+		w.inserted[r.path] = id
+	}
 	if _, err := w.stmts["noteName"].ExecContext(ctx, id, store.LinkName(r.path)); err != nil {
 		return err
 	}
 	for _, l := range r.links {
-		if _, err := w.stmts["link"].ExecContext(ctx, id, l.res.Path, l.Anchor, l.Alias, l.Embed, l.Line,
-			l.Target, l.Markdown, l.field, linkName(l), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
+		targetID, target, err := w.linkTarget(ctx, l.res.Path)
+		if err != nil {
+			return err
+		}
+		if _, err := w.stmts["link"].ExecContext(ctx, id, targetID, target, l.Anchor, l.Alias, l.Embed, l.Line,
+			writtenColumn(l.Target, l.res.Path), l.Markdown, l.field, linkName(l), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
 			return err
 		}
 	}
@@ -262,6 +295,81 @@ func (w *writer) chunkID(ctx context.Context, memory bool) (int64, error) {
 	return id, nil
 }
 
+// linkTarget is how a link row holds the path it leads to: a note's id
+// (target_id), else the path (target).
+func (w *writer) linkTarget(ctx context.Context, target string) (any, any, error) {
+	if id, ok := w.inserted[target]; ok {
+		return id, nil, nil
+	}
+	if w.ids != nil {
+		// a rebuild: every note it will store has its id already
+		if id, ok := w.ids[target]; ok {
+			return id, nil, nil
+		}
+		return nil, target, nil
+	}
+	id, ok, err := noteID(ctx, w.stmts["noteID"], target)
+	if err != nil || !ok {
+		return nil, target, err
+	}
+	return id, nil, nil
+}
+
+// noteID looks a note's id up by path.
+func noteID(ctx context.Context, st *sql.Stmt, path string) (int64, bool, error) {
+	var id int64
+	err := st.QueryRowContext(ctx, path).Scan(&id)
+	if err == sql.ErrNoRows {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("look up note %s: %w", path, err)
+	}
+	return id, true, nil
+}
+
+// writtenColumn is what a link row holds as the target written: NULL when
+// it is the target.
+func writtenColumn(written, target string) any {
+	if written == target {
+		return nil
+	}
+	return written
+}
+
+// settleLinks keeps the link rows' targets true to the notes stored at the
+// end of a transaction: a link stored before the note it leads to (added
+// in the same sync) holds its id from now on, and the ids a rebuild handed
+// out to notes it could not store go back to paths.
+func (w *writer) settleLinks(ctx context.Context) error {
+	if w.ids != nil {
+		paths := make([]string, 0)
+		for p := range w.ids {
+			if id := w.ids[p]; id >= int64(len(w.stored)) || !w.stored[id] {
+				paths = append(paths, p)
+			}
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			if _, err := w.stmts["linksToPath"].ExecContext(ctx, p, w.ids[p]); err != nil {
+				return fmt.Errorf("links to %s: %w", p, err)
+			}
+		}
+		return nil
+	}
+	paths := make([]string, 0, len(w.inserted))
+	for p := range w.inserted {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if _, err := w.stmts["linksToID"].ExecContext(ctx, w.inserted[p], p); err != nil {
+			return fmt.Errorf("links to %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // deleteNote removes a note by path; it reports whether it was indexed.
 func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 	var id int64
@@ -277,6 +385,11 @@ func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 	if err := w.deleteID(ctx, id); err != nil {
 		return false, fmt.Errorf("unindex %s: %w", path, err)
 	}
+	// the links to it lead to its path now, which the sync resolves again
+	if _, err := w.stmts["linksToPath"].ExecContext(ctx, path, id); err != nil {
+		return false, fmt.Errorf("unindex %s: %w", path, err)
+	}
+	delete(w.inserted, path)
 	return true, nil
 }
 
