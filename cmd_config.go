@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -424,14 +423,14 @@ func decodeYAMLValue(n *yaml.Node, v reflect.Value, key string, sources map[stri
 		// Lists and maps: let yaml.v3 decode, and word its error without
 		// Go type names.
 		if err := n.Decode(v.Addr().Interface()); err != nil {
-			return fmt.Errorf("%s has the wrong form (%s)", where, yamlTypeWords.ReplaceAllString(err.Error(), ""))
+			return fmt.Errorf("%s has the wrong form (%s)", where, yamlTypeWords().ReplaceAllString(err.Error(), ""))
 		}
 	}
 	sources[key] = "config.yaml"
 	return nil
 }
 
-var yamlTypeWords = regexp.MustCompile(`yaml: |unmarshal errors:\n\s*| into [\w.\[\]*]+|!!`)
+var yamlTypeWords = store.LazyRegexp(`yaml: |unmarshal errors:\n\s*| into [\w.\[\]*]+|!!`)
 
 func yamlKindName(n *yaml.Node) string {
 	switch n.Kind {

@@ -7,8 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // ReMe loads a .env file from the working folder or one of its five
@@ -71,7 +72,7 @@ func (e *dotEnv) read(p string) {
 	e.parse(p, data)
 }
 
-var dotEnvKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+var dotEnvKey = store.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 
 // parse reads KEY=VALUE lines the way python-dotenv does: blank lines and
 // # comments are skipped, "export " is allowed, values may be single-quoted
@@ -90,7 +91,7 @@ func (e *dotEnv) parse(p string, data []byte) {
 		line = strings.TrimPrefix(line, "export ")
 		key, val, ok := strings.Cut(line, "=")
 		key = strings.TrimSpace(key)
-		if !ok || !dotEnvKey.MatchString(key) {
+		if !ok || !dotEnvKey().MatchString(key) {
 			e.warnings = append(e.warnings, fmt.Sprintf("%s line %d is not KEY=VALUE; ignored", p, lineNo))
 			continue
 		}
@@ -143,13 +144,13 @@ func unescapeDouble(s string) string {
 	return r.Replace(s)
 }
 
-var dotEnvVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+var dotEnvVar = store.LazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // expand replaces ${VAR} (and ${VAR:-default}) with the environment's value,
 // else the value of an earlier line of the file.
 func (e *dotEnv) expand(s string) string {
-	return dotEnvVar.ReplaceAllStringFunc(s, func(m string) string {
-		sub := dotEnvVar.FindStringSubmatch(m)
+	return dotEnvVar().ReplaceAllStringFunc(s, func(m string) string {
+		sub := dotEnvVar().FindStringSubmatch(m)
 		if v := e.getenv(sub[1]); v != "" {
 			return v
 		}

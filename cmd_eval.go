@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,13 +300,13 @@ func parseEvalData(raw []byte) ([]evalSample, error) {
 	return samples, nil
 }
 
-var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
+var sessionKey = store.LazyRegexp(`^session_(\d+)$`)
 
 // evalSessions reads the sessions of a sample in order, with their dates.
 func evalSessions(s evalSample) ([]evalSession, error) {
 	var out []evalSession
 	for k, v := range s.Conversation {
-		m := sessionKey.FindStringSubmatch(k)
+		m := sessionKey().FindStringSubmatch(k)
 		if m == nil {
 			continue
 		}
@@ -338,11 +337,11 @@ func evalSessions(s evalSample) ([]evalSession, error) {
 	return out, nil
 }
 
-var sessionTimeRE = regexp.MustCompile(`(?i)(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})`)
+var sessionTimeRE = store.LazyRegexp(`(?i)(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})`)
 
 // parseSessionTime reads LoCoMo's "1:56 pm on 8 May, 2023".
 func parseSessionTime(s string) (time.Time, bool) {
-	m := sessionTimeRE.FindStringSubmatch(s)
+	m := sessionTimeRE().FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}, false
 	}
@@ -408,10 +407,10 @@ func writeEvalCards(ws *store.Workspace, s evalSample, sessions []evalSession) (
 	return lines, last, nil
 }
 
-var diaIDRE = regexp.MustCompile(`D\s*(\d+)\s*:\s*(\d+)`)
+var diaIDRE = store.LazyRegexp(`D\s*(\d+)\s*:\s*(\d+)`)
 
 func normalizeDiaID(s string) string {
-	if m := diaIDRE.FindStringSubmatch(s); m != nil {
+	if m := diaIDRE().FindStringSubmatch(s); m != nil {
 		a, _ := strconv.Atoi(m[1])
 		b, _ := strconv.Atoi(m[2])
 		return fmt.Sprintf("D%d:%d", a, b)
@@ -427,7 +426,7 @@ func parseEvidence(raw json.RawMessage) map[string]bool {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			for _, m := range diaIDRE.FindAllStringSubmatch(x, -1) {
+			for _, m := range diaIDRE().FindAllStringSubmatch(x, -1) {
 				out[normalizeDiaID(m[0])] = true
 			}
 		case []any:

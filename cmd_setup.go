@@ -353,7 +353,7 @@ func (s setupEnv) codexTable() string {
 	return "[mcp_servers.reme]\ncommand = " + tomlString(s.bin) + "\nargs = [" + strings.Join(args, ", ") + "]\n"
 }
 
-var tomlHeader = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
+var tomlHeader = store.LazyRegexp(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
 
 // mergeCodexTOML replaces the [mcp_servers.reme] table (up to the next
 // table header) or appends it; every other line is kept byte for byte.
@@ -362,7 +362,7 @@ func (s setupEnv) mergeCodexTOML(old []byte) ([]byte, []setupItem, error) {
 	lines := strings.SplitAfter(string(old), "\n")
 	start, end := -1, len(lines)
 	for i, l := range lines {
-		m := tomlHeader.FindStringSubmatch(strings.TrimRight(l, "\r\n"))
+		m := tomlHeader().FindStringSubmatch(strings.TrimRight(l, "\r\n"))
 		if m == nil {
 			continue
 		}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/reme-dev/reme/jobs/extractive"
@@ -463,7 +462,7 @@ type caption struct {
 	Text        string `json:"text"`
 }
 
-var fencedJSON = regexp.MustCompile("(?s)```(?:json)?\\s*(\\{.*\\})\\s*```")
+var fencedJSON = store.LazyRegexp("(?s)```(?:json)?\\s*(\\{.*\\})\\s*```")
 
 // captionImage asks the vision model for a caption as a JSON object.
 func captionImage(ctx context.Context, env *Env, job resourceJob, img *vision.Image) (*caption, error) {
@@ -496,7 +495,7 @@ func captionImage(ctx context.Context, env *Env, job resourceJob, img *vision.Im
 // decodeJSONReply reads one JSON object from a model reply, fenced or bare.
 func decodeJSONReply(reply string, v any) error {
 	s := strings.TrimSpace(reply)
-	if m := fencedJSON.FindStringSubmatch(s); m != nil {
+	if m := fencedJSON().FindStringSubmatch(s); m != nil {
 		s = m[1]
 	} else if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i {
 		s = s[i : j+1]

@@ -457,7 +457,7 @@ func indexBlock(env *Env) (ctxBlock, bool, error) {
 }
 
 // warningMark keeps a reference entry about a recently used tool: it warns.
-var warningMark = regexp.MustCompile(`(?i)\bwarning\b|\bcaution\b|注意|警告|(?m)^\s*(?:\*\*)?why(?:\*\*)?\s*[:：]`)
+var warningMark = store.LazyRegexp(`(?i)\bwarning\b|\bcaution\b|注意|警告|(?m)^\s*(?:\*\*)?why(?:\*\*)?\s*[:：]`)
 
 // entryBlocks picks the relevant entries and renders their text.
 func entryBlocks(ctx context.Context, env *Env, req ContextRequest, shown map[string]string, res *ContextResult) ([]ctxBlock, error) {
@@ -509,7 +509,7 @@ func entryBlocks(ctx context.Context, env *Env, req ContextRequest, shown map[st
 		case shown[p] == hash:
 			item.Reason = reasonShown
 		case info.Type == "reference":
-			if tool := toolTopic(n, req.RecentTools); tool != "" && !warningMark.MatchString(n.Content()) {
+			if tool := toolTopic(n, req.RecentTools); tool != "" && !warningMark().MatchString(n.Content()) {
 				item.Reason = "skipped: how to use " + tool + ", which the session used recently"
 			}
 		}

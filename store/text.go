@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -134,4 +136,10 @@ func TruncateBytes(s string, n int) string {
 		end--
 	}
 	return s[:end]
+}
+
+// LazyRegexp compiles pattern on first use, so that a command that never
+// needs it does not pay for it at start.
+func LazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

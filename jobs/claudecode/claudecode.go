@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -443,7 +442,7 @@ func asString(v any) string {
 
 // injected matches the wrappers Claude Code puts into user turns:
 // they are the harness talking, never the user.
-var injected = regexp.MustCompile(`(?s)` + strings.Join([]string{
+var injected = store.LazyRegexp(`(?s)` + strings.Join([]string{
 	`<system-reminder>.*?</system-reminder>`,
 	`<command-name>.*?</command-name>`,
 	`<command-message>.*?</command-message>`,
@@ -460,19 +459,19 @@ var injected = regexp.MustCompile(`(?s)` + strings.Join([]string{
 	`(?m:^\[Request interrupted by user[^\]\n]*\]$)`,
 }, "|"))
 
-var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
+var blankLines = store.LazyRegexp(`\n[ \t]*\n(?:[ \t]*\n)+`)
 
 // stripInjected removes the injected wrappers and the blank lines
 // they leave behind.
 func stripInjected(s string) string {
 	for { // a removal can join the halves of another wrapper
-		t := injected.ReplaceAllString(s, "")
+		t := injected().ReplaceAllString(s, "")
 		if t == s {
 			break
 		}
 		s = t
 	}
-	s = blankLines.ReplaceAllString(s, "\n\n")
+	s = blankLines().ReplaceAllString(s, "\n\n")
 	return strings.TrimSpace(s)
 }
 

@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -203,7 +202,7 @@ type contentPart struct {
 
 // injected matches the context Codex puts into user messages itself: the
 // environment, AGENTS.md instructions, user instructions, aborted turns.
-var injected = regexp.MustCompile(`(?s)<(environment_context|user_instructions|permissions instructions|turn_aborted|user_shell_command)>.*?</(environment_context|user_instructions|permissions instructions|turn_aborted|user_shell_command)>|^# AGENTS\.md instructions for .*?</INSTRUCTIONS>`)
+var injected = store.LazyRegexp(`(?s)<(environment_context|user_instructions|permissions instructions|turn_aborted|user_shell_command)>.*?</(environment_context|user_instructions|permissions instructions|turn_aborted|user_shell_command)>|^# AGENTS\.md instructions for .*?</INSTRUCTIONS>`)
 
 // RenderMessages turns rollout lines into messages, one text block each:
 // user and assistant messages (response items) with Codex's injected
@@ -245,7 +244,7 @@ func RenderMessages(lines [][]byte) []store.Message {
 				case "input_text", "output_text", "text":
 					t := p.Text
 					if it.Role == "user" {
-						t = injected.ReplaceAllString(t, "")
+						t = injected().ReplaceAllString(t, "")
 					}
 					if t = strings.TrimSpace(t); t != "" {
 						parts = append(parts, t)

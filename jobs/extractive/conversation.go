@@ -40,7 +40,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -242,9 +241,9 @@ func extNotes(msgs []store.Message, loc *time.Location) []extItem {
 }
 
 var (
-	extFenceRe  = regexp.MustCompile("^\\s*(```|~~~)")
-	extMarkerRe = regexp.MustCompile(`^\s*(?:>\s*|[-*+]\s+|\d{1,3}[.)]\s+)+`)
-	extRuleRe   = regexp.MustCompile(`^\s*(?:[-*_]\s*){3,}$`)
+	extFenceRe  = store.LazyRegexp("^\\s*(```|~~~)")
+	extMarkerRe = store.LazyRegexp(`^\s*(?:>\s*|[-*+]\s+|\d{1,3}[.)]\s+)+`)
+	extRuleRe   = store.LazyRegexp(`^\s*(?:[-*_]\s*){3,}$`)
 )
 
 // extNoteText is the opening of an assistant reply: prose lines only (code
@@ -255,15 +254,15 @@ func extNoteText(raw string) string {
 	var units []string
 	inFence := false
 	for _, line := range strings.Split(raw, "\n") {
-		if extFenceRe.MatchString(line) {
+		if extFenceRe().MatchString(line) {
 			inFence = !inFence
 			continue
 		}
 		trimmed := strings.TrimSpace(line)
-		if inFence || trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "|") || extRuleRe.MatchString(trimmed) {
+		if inFence || trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "|") || extRuleRe().MatchString(trimmed) {
 			continue
 		}
-		line = extOneLine(extMarkerRe.ReplaceAllString(line, ""))
+		line = extOneLine(extMarkerRe().ReplaceAllString(line, ""))
 		if line != "" {
 			units = append(units, extSentences(line)...)
 		}

@@ -1,8 +1,9 @@
 package extractive
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/reme-dev/reme/store"
 )
 
 // Parsing and updating an existing extractive body for Merge.
@@ -12,9 +13,9 @@ import (
 // stable from one merge to the next.
 
 var (
-	extHeadingRe = regexp.MustCompile(`^##(?:[ \t]+(.*?))?[ \t]*$`)
-	extBulletRe  = regexp.MustCompile(`^[-*+][ \t]+`)
-	extStampRe   = regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)\][ \t]*`)
+	extHeadingRe = store.LazyRegexp(`^##(?:[ \t]+(.*?))?[ \t]*$`)
+	extBulletRe  = store.LazyRegexp(`^[-*+][ \t]+`)
+	extStampRe   = store.LazyRegexp(`^\[(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)\][ \t]*`)
 )
 
 // extCanonical is the order of the known sections.
@@ -47,7 +48,7 @@ func extParseDoc(body string) *extDoc {
 	doc := &extDoc{secs: []*extSection{{}}}
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if m := extHeadingRe.FindStringSubmatch(line); m != nil {
+		if m := extHeadingRe().FindStringSubmatch(line); m != nil {
 			title := strings.TrimSpace(m[1])
 			if t := strings.TrimRight(title, "#"); t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t") {
 				title = strings.TrimSpace(t) // closing sequence: "## Source ##"
@@ -117,7 +118,7 @@ func (s *extSection) parseEntries() {
 			continue
 		}
 		e := extEntry{lines: []string{line}}
-		if extBulletRe.MatchString(line) {
+		if extBulletRe().MatchString(line) {
 			e.bullet = true
 			e.stamp, e.key = extBulletKey(e.lines)
 		}
@@ -131,7 +132,7 @@ func extBulletKey(lines []string) (stamp, key string) {
 	for i, l := range lines {
 		parts[i] = strings.TrimSpace(l)
 	}
-	text := extBulletRe.ReplaceAllString(strings.Join(parts, " "), "")
+	text := extBulletRe().ReplaceAllString(strings.Join(parts, " "), "")
 	stamp, text = extSplitStamp(text)
 	return stamp, extKey(text)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reme-dev/reme/store"
 )
@@ -29,28 +30,32 @@ type Remembered struct {
 // rememberCue finds a request at the start of a sentence: the cue, then
 // the statement. keep says whether the cue is part of the statement ("from
 // now on, …", "以后…" say when it applies).
-var rememberCues = []struct {
+var rememberCues = sync.OnceValue(func() []rememberCue {
+	return []rememberCue{
+		{regexp.MustCompile(`(?i)^(?:please\s+|and\s+|also\s+)?(?:remember|memorize|note down)\b(?:\s+(?:this|that))?\s*[:,：，-]?\s*(?:that\s+)?`), false},
+		{regexp.MustCompile(`(?i)^(?:please\s+|and\s+)?(?:don'?t|do not|never) forget\b(?:\s+(?:this|that))?\s*[:,：，-]?\s*(?:that\s+)?`), false},
+		{regexp.MustCompile(`(?i)^(?:please\s+)?keep in mind\b\s*[:,：，-]?\s*(?:that\s+)?`), false},
+		{regexp.MustCompile(`(?i)^(?:from now on|going forward|in (?:the )?future)\b\s*[:,：，-]?\s*`), true},
+		{regexp.MustCompile(`^(?:请|请你|麻烦)?(?:记住|记下|记得|牢记)(?:这个|这点|这一点|一下)?\s*[:：,，]?\s*`), false},
+		{regexp.MustCompile(`^(?:请)?(?:别忘了|不要忘了|别忘记|不要忘记)\s*[:：,，]?\s*`), false},
+		{regexp.MustCompile(`^(?:以后|今后|往后|从现在起|从今以后)\s*[:：,，]?\s*`), true},
+	}
+})
+
+type rememberCue struct {
 	re   *regexp.Regexp
 	keep bool
-}{
-	{regexp.MustCompile(`(?i)^(?:please\s+|and\s+|also\s+)?(?:remember|memorize|note down)\b(?:\s+(?:this|that))?\s*[:,：，-]?\s*(?:that\s+)?`), false},
-	{regexp.MustCompile(`(?i)^(?:please\s+|and\s+)?(?:don'?t|do not|never) forget\b(?:\s+(?:this|that))?\s*[:,：，-]?\s*(?:that\s+)?`), false},
-	{regexp.MustCompile(`(?i)^(?:please\s+)?keep in mind\b\s*[:,：，-]?\s*(?:that\s+)?`), false},
-	{regexp.MustCompile(`(?i)^(?:from now on|going forward|in (?:the )?future)\b\s*[:,：，-]?\s*`), true},
-	{regexp.MustCompile(`^(?:请|请你|麻烦)?(?:记住|记下|记得|牢记)(?:这个|这点|这一点|一下)?\s*[:：,，]?\s*`), false},
-	{regexp.MustCompile(`^(?:请)?(?:别忘了|不要忘了|别忘记|不要忘记)\s*[:：,，]?\s*`), false},
-	{regexp.MustCompile(`^(?:以后|今后|往后|从现在起|从今以后)\s*[:：,，]?\s*`), true},
 }
 
 // becauseCue splits off the reason of a preference.
-var becauseCue = regexp.MustCompile(`(?i)(?:[,，;；]?\s*\b(?:because|since|as)\b\s+|[,，;；]?\s*(?:因为|由于)\s*)`)
+var becauseCue = store.LazyRegexp(`(?i)(?:[,，;；]?\s*\b(?:because|since|as)\b\s+|[,，;；]?\s*(?:因为|由于)\s*)`)
 
 var (
-	isoDate      = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})\b`)
-	userCues     = regexp.MustCompile(`(?i)^(?:i am|i'm|i have been|i've been|i work|my name|call me|我是|我叫|我在|我做|我的|叫我)`)
-	feedbackCues = regexp.MustCompile(`(?i)\b(?:prefer|preference|always|never|don'?t|do not|please|answer|reply|respond|format|use|avoid|instead)\b|不要|别|请|用|喜欢|偏好|回答|回复|格式|避免|以后|今后`)
-	projectCues  = regexp.MustCompile(`(?i)\b(?:deadline|due|launch|release|milestone|ship|decided|decision)\b|截止|上线|发布|里程碑|决定|定了`)
-	refCues      = regexp.MustCompile(`(?i)\b(?:see|look (?:at|in|up)|check|wiki|docs?|documentation|runbook|url|link)\b|https?://|看|查|文档|链接|手册|章节`)
+	isoDate      = store.LazyRegexp(`\b(\d{4}-\d{2}-\d{2})\b`)
+	userCues     = store.LazyRegexp(`(?i)^(?:i am|i'm|i have been|i've been|i work|my name|call me|我是|我叫|我在|我做|我的|叫我)`)
+	feedbackCues = store.LazyRegexp(`(?i)\b(?:prefer|preference|always|never|don'?t|do not|please|answer|reply|respond|format|use|avoid|instead)\b|不要|别|请|用|喜欢|偏好|回答|回复|格式|避免|以后|今后`)
+	projectCues  = store.LazyRegexp(`(?i)\b(?:deadline|due|launch|release|milestone|ship|decided|decision)\b|截止|上线|发布|里程碑|决定|定了`)
+	refCues      = store.LazyRegexp(`(?i)\b(?:see|look (?:at|in|up)|check|wiki|docs?|documentation|runbook|url|link)\b|https?://|看|查|文档|链接|手册|章节`)
 )
 
 // Requests finds the explicit requests in the user's messages, at most one
@@ -77,7 +82,7 @@ func request(sentence, today string) (Remembered, bool) {
 	s := strings.TrimLeft(sentence, " \t-*>•")
 	var stmt string
 	found := false
-	for _, c := range rememberCues {
+	for _, c := range rememberCues() {
 		loc := c.re.FindStringIndex(s)
 		if loc == nil {
 			continue
@@ -96,7 +101,7 @@ func request(sentence, today string) (Remembered, bool) {
 	// "I prefer bullets, because paragraphs are hard to scan": the reason
 	// is the Why of a preference
 	what, why := stmt, ""
-	if loc := becauseCue.FindStringIndex(stmt); loc != nil && loc[0] > 0 {
+	if loc := becauseCue().FindStringIndex(stmt); loc != nil && loc[0] > 0 {
 		what, why = strings.TrimSpace(stmt[:loc[0]]), strings.TrimSpace(stmt[loc[1]:])
 	}
 	r := Remembered{Type: classify(what), Description: extCutWords(extOneLine(stmt), 150)}
@@ -108,7 +113,7 @@ func request(sentence, today string) (Remembered, bool) {
 		}
 		r.Content = fmt.Sprintf("%s\n\nWhy: %s\nHow to apply: %s\n", upperFirst(what), upperFirst(why), upperFirst(what))
 	case "project":
-		if d := isoDate.FindString(stmt); d != "" {
+		if d := isoDate().FindString(stmt); d != "" {
 			if _, err := store.ParseDate(d); err == nil {
 				r.Due = d
 			}
@@ -124,13 +129,13 @@ func request(sentence, today string) (Remembered, bool) {
 // fallback of a run without a model only: with one, the model decides.
 func classify(s string) string {
 	switch {
-	case userCues.MatchString(s):
+	case userCues().MatchString(s):
 		return "user"
-	case isoDate.MatchString(s) || projectCues.MatchString(s):
+	case isoDate().MatchString(s) || projectCues().MatchString(s):
 		return "project"
-	case refCues.MatchString(s):
+	case refCues().MatchString(s):
 		return "reference"
-	case feedbackCues.MatchString(s):
+	case feedbackCues().MatchString(s):
 		return "feedback"
 	}
 	return "user"

@@ -264,7 +264,7 @@ func extStamp(ts string, loc *time.Location) string {
 // extSplitStamp splits a leading "[YYYY-MM-DD HH:MM] " off a bullet's
 // text; the stamp is normalised to the form extStamp writes.
 func extSplitStamp(s string) (stamp, text string) {
-	m := extStampRe.FindStringSubmatch(s)
+	m := extStampRe().FindStringSubmatch(s)
 	if m == nil {
 		return "", s
 	}
