@@ -22,8 +22,8 @@ type linkRow struct {
 	res   store.Resolution
 }
 
-// querier is what linkFiles reads through: the write transaction during a
-// sync, the database otherwise.
+// querier is a database or a transaction: what linkFiles reads through
+// (the write transaction during a sync), and a search's snapshot.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -55,9 +55,9 @@ func (ix *Index) Optimize(ctx context.Context) error {
 // hasArchived reports whether any archived note is indexed; search leaves
 // them out by default, and skips the filter (and its cost) when there are
 // none.
-func (ix *Index) hasArchived(ctx context.Context) (bool, error) {
+func hasArchived(ctx context.Context, q querier) (bool, error) {
 	var n int
-	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM notes WHERE path >= ? AND path < ? LIMIT 1)`,
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM notes WHERE path >= ? AND path < ? LIMIT 1)`,
 		ArchiveDir+"/", ArchiveDir+"0").Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("search: %w", err)

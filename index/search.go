@@ -173,7 +173,7 @@ func (ix *Index) Search(ctx context.Context, opt SearchOptions) (*SearchResponse
 	// nothing when there are none.
 	noArchive := false
 	if !opt.Archived {
-		if noArchive, err = ix.hasArchived(ctx); err != nil {
+		if noArchive, err = hasArchived(ctx, tx); err != nil {
 			return nil, err
 		}
 	}
@@ -205,15 +205,9 @@ func (ix *Index) generation(ctx context.Context) (int64, error) {
 	return gen, err
 }
 
-// queryer is a database or a transaction.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 type searcher struct {
 	ix    *Index
-	q     queryer // one read transaction: every query sees the same index
+	q     querier // one read transaction: every query sees the same index
 	opt   SearchOptions
 	tags  []string
 	st    stats
@@ -957,7 +951,7 @@ type expansion struct {
 
 // expand gathers, for each note (id → path), its tags and, with links, up
 // to maxNeighbors out- and inlinks with their anchors grouped.
-func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) (map[string]*expansion, error) {
+func expand(ctx context.Context, q querier, notes map[int64]string, links bool) (map[string]*expansion, error) {
 	res := map[string]*expansion{}
 	ids := make([]any, 0, len(notes))
 	for id, p := range notes {
@@ -1009,7 +1003,7 @@ func expand(ctx context.Context, q queryer, notes map[int64]string, links bool) 
 
 // neighbors runs a link query whose rows are (note id, target, neighbour
 // path, name, description, indexed, anchors).
-func neighbors(ctx context.Context, q queryer, query string, args []any, add func(id int64, target string, n Neighbor)) error {
+func neighbors(ctx context.Context, q querier, query string, args []any, add func(id int64, target string, n Neighbor)) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("link expansion: %w", err)
