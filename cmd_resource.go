@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/reme-dev/reme/jobs"
 )
@@ -56,7 +55,7 @@ func (c *autoResourceCmd) Run(ctx context.Context, app *App) error {
 		}
 	} else {
 		for _, it := range res.Results {
-			fmt.Fprintln(app.Stdout, resourceLine(it))
+			fmt.Fprintln(app.Stdout, it.Line())
 		}
 	}
 	if !res.Success {
@@ -79,21 +78,6 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("got a JSON %s", typ.Value)
 	}
 	return "not valid JSON"
-}
-
-func resourceLine(it jobs.ResourceItem) string {
-	status := "ok"
-	if !it.Success {
-		status = "failed"
-	}
-	change := it.Change
-	if it.Metadata.Action != "" {
-		change = it.Metadata.Action
-	}
-	if change != "" {
-		status += " " + change
-	}
-	return fmt.Sprintf("%s %s: %s", status, it.Path, strings.ReplaceAll(it.Answer, "\n", " "))
 }
 
 func countFailed(r *jobs.AutoResourceResult) int {

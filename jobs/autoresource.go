@@ -49,6 +49,26 @@ type ResourceItem struct {
 	Metadata ResourceMeta `json:"metadata"`
 }
 
+// Line is the item as one human-readable line: ok only when its card was
+// written (or removed, for a delete), skipped with the reason, or failed.
+func (it ResourceItem) Line() string {
+	status := "ok"
+	switch {
+	case !it.Success:
+		status = "failed"
+	case it.Metadata.Skipped != "":
+		status = "skipped"
+	}
+	change := it.Change
+	if it.Metadata.Action != "" {
+		change = it.Metadata.Action
+	}
+	if change != "" {
+		status += " " + change
+	}
+	return fmt.Sprintf("%s %s: %s", status, it.Path, strings.ReplaceAll(it.Answer, "\n", " "))
+}
+
 // ResourceMeta is a result's metadata.
 type ResourceMeta struct {
 	Path           *string               `json:"path"`

@@ -408,11 +408,7 @@ func (w *watcher) run(parent context.Context, changes []ResourceChange) error {
 			} else {
 				delete(w.kept, it.Path)
 			}
-			status := "ok"
-			if !it.Success {
-				status = "failed"
-			}
-			w.opt.Report("%s %s %s: %s", status, it.Change, it.Path, strings.ReplaceAll(it.Answer, "\n", " "))
+			w.opt.Report("%s", it.Line())
 		}
 	}
 	return err
