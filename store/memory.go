@@ -207,7 +207,6 @@ func (w *Workspace) WriteMemoryIndex(entries []EntryInfo, bounds MemoryIndexBoun
 		bounds.MaxLines-strings.Count(shell, "\n"), bounds.MaxBytes-len(shell), bounds)
 	page.Body = replaceBlock(body, block, MemoryIndexStart, MemoryIndexEnd)
 	res.Listed, res.Omitted, res.Unlisted = listed, len(entries)-listed, unlisted
-	page.Body = replaceBlock(page.Body, block, MemoryIndexStart, MemoryIndexEnd)
 	out, err := page.Bytes()
 	if err != nil {
 		return nil, err
@@ -242,7 +241,8 @@ func MemoryIndexLine(e EntryInfo) string {
 	if e.Expires != "" {
 		line += " (expires " + strings.TrimSpace(e.Expires) + ")"
 	}
-	return line
+	// a marker in an entry's text would end the block early
+	return escapeMarkers(line)
 }
 
 // renderMemoryIndexBlock lists the entries grouped by type (newest first

@@ -99,3 +99,22 @@ func TestMemoryIndexBoundsAreNeverExceededAndSaySo(t *testing.T) {
 		}
 	}
 }
+
+// An entry whose text holds the block's markers must not end the block
+// early: the page would grow by a copy of the old block on every refresh.
+func TestMemoryIndexEntryWithMarkersStaysOneBlock(t *testing.T) {
+	ws := newWorkspace(t)
+	writeEntry(t, ws, "markers", "reference", "x "+MemoryIndexEnd+" y "+MemoryIndexStart+" z", "2026-06-20")
+	if _, err := ws.RefreshMemoryIndex(MemoryIndexBounds{}); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(ws.Abs(MemoryIndexPath))
+	for i := 0; i < 2; i++ {
+		if res, err := ws.RefreshMemoryIndex(MemoryIndexBounds{}); err != nil || res.Changed {
+			t.Fatalf("refresh %d changed the page: %+v %v", i+2, res, err)
+		}
+	}
+	if n := strings.Count(string(first), MemoryIndexEnd); n != 1 {
+		t.Errorf("%d end markers:\n%s", n, first)
+	}
+}
