@@ -83,7 +83,7 @@ func startInotify(root string, c chan<- notify.EventInfo, log *slog.Logger) (*in
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "pipe", Path: root, Err: err}
 	}
-	if err := w.addTree(root); err != nil {
+	if err := w.addTree(root, w.overflowNoWait); err != nil {
 		w.release()
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func startInotify(root string, c chan<- notify.EventInfo, log *slog.Logger) (*in
 // addTree watches dir and every folder below it (symlinks are not
 // followed). A folder that cannot be watched, for lack of watch
 // descriptors, means events will be missed: that is reported as overflow.
-func (w *inotifyWatch) addTree(dir string) error {
+func (w *inotifyWatch) addTree(dir string, missed func()) error {
 	var firstErr error
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -115,7 +115,7 @@ func (w *inotifyWatch) addTree(dir string) error {
 				return filepath.SkipAll
 			case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.ENOMEM):
 				w.log.Warn("watch: no watch left for a folder (fs.inotify.max_user_watches); events there are missed", "folder", p, "err", err)
-				w.overflow()
+				missed()
 				return filepath.SkipAll
 			}
 		}
@@ -166,6 +166,17 @@ func (w *inotifyWatch) forget(dir string) {
 
 func (w *inotifyWatch) overflow() {
 	w.send(inotifyEvent{notify.Write, w.root})
+}
+
+// overflowNoWait is overflow for the start of a watch, which runs on the
+// watcher loop's own goroutine when the watch is renewed: that loop is the
+// only reader of c, so a blocking send could wait for ever. A full channel
+// is taken for an overflow by the loop already, so nothing is lost.
+func (w *inotifyWatch) overflowNoWait() {
+	select {
+	case w.c <- inotifyEvent{notify.Write, w.root}:
+	default:
+	}
 }
 
 // send hands an event to the watcher; it gives up only when the watch ends.
@@ -257,7 +268,7 @@ func (w *inotifyWatch) handle(b []byte) {
 		if mask&unix.IN_ISDIR != 0 && name != "" {
 			switch {
 			case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
-				w.addTree(p) // files already inside are found by the watcher's walk
+				w.addTree(p, w.overflow) // files already inside are found by the watcher's walk
 			case mask&unix.IN_MOVED_FROM != 0:
 				w.forget(p)
 			}

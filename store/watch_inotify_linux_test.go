@@ -101,3 +101,23 @@ func TestInotifyFollowsRenamedFolders(t *testing.T) {
 		}
 	}
 }
+
+// Starting a watch that finds no watch left for a folder reports the
+// overflow without blocking: a renewed watch starts on the one goroutine
+// that empties the channel.
+func TestInotifyStartDoesNotBlockOnAFullChannel(t *testing.T) {
+	c := make(chan notify.EventInfo, 1)
+	c <- inotifyEvent{notify.Write, "x"}
+	w := &inotifyWatch{root: t.TempDir(), c: c, done: make(chan struct{})}
+	returned := make(chan struct{})
+	go func() {
+		w.overflowNoWait()
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		close(w.done)
+		t.Fatal("the start of a watch blocked on a full channel")
+	}
+}
