@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -498,5 +499,30 @@ func TestAutoMemoryWithoutModelSkipsSmallTalk(t *testing.T) {
 	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(convJSON)})
 	if err != nil || res.Path == nil || res.Distiller != "extractive" {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// TestAutoMemorySkipThenWriteKeepsTheCard: a model that calls skip and then
+// writes the card after all has written a card, not skipped: it is
+// finished (day page, index) and the result names it.
+func TestAutoMemorySkipThenWriteKeepsTheCard(t *testing.T) {
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("skip", map[string]string{"reason": "Only greetings."})),
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging DB.", "content": "- pg-staging-2, port 6432"})),
+		llmtest.TextReply("done"), llmtest.TextReply("no tags"))
+	env, ix := newEnv(t, model)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := "daily/2026-06-20/staging-db.md"
+	if res.Skipped != "" || res.Path == nil || *res.Path != card || !res.Created || res.Index == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if !env.WS.Exists(store.DayIndexPath("2026-06-20")) {
+		t.Error("the day page was not refreshed")
+	}
+	if !slices.Contains(ix.updated, card) {
+		t.Errorf("the card was not indexed: %v", ix.updated)
 	}
 }

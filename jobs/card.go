@@ -165,8 +165,15 @@ func (c *Card) Exists() bool { return c.path != "" && c.env.WS.Exists(c.path) }
 // Wrote reports whether this run wrote the card.
 func (c *Card) Wrote() bool { return c.wrote }
 
-// Skipped is the reason the model gave for writing nothing, if it did.
-func (c *Card) Skipped() string { return c.skip }
+// Skipped is the reason the model gave for writing nothing, if it did. A
+// model that skipped and then wrote the card after all did not skip: the
+// card on disk is finished like any other.
+func (c *Card) Skipped() string {
+	if c.wrote {
+		return ""
+	}
+	return c.skip
+}
 
 // Read reads the card; its frontmatter must parse for it to be changed.
 func (c *Card) Read() (*store.Note, error) {
