@@ -348,7 +348,11 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		if err != nil {
 			return "", err
 		}
-		if err := c.env.WS.CreateFile(c.path, b); err != nil {
+		run, err := c.env.journalRun()
+		if err != nil {
+			return "", err
+		}
+		if err := run.CreateFile(c.path, b, c.why("created")); err != nil {
 			return "", err
 		}
 		c.wrote = true
