@@ -43,26 +43,33 @@ func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
 		res.Skipped = "model unavailable: " + down.Error()
 		return res
 	}
-	// inside auto_memory the card's run goes on; alone, tagging is a run
-	if err := env.beginRun("auto_tag", "auto_tag"); err != nil {
-		res.Skipped = err.Error()
-		return res
+	// inside auto_memory the card's run goes on (its owner ends it); alone,
+	// tagging is a run
+	err := env.withRun("auto_tag", "auto_tag", func() error {
+		res.Processed = 1
+		tags, err := tagCard(ctx, env, card, lang)
+		item := AutoTagItem{Path: card, Tags: tags}
+		if err != nil {
+			item.Error = err.Error()
+			res.Failed = 1
+			env.logger().Warn("auto_tag failed", "path", card, "err", err)
+		} else {
+			res.Succeeded = 1
+		}
+		if item.Tags == nil {
+			item.Tags = []string{}
+		}
+		res.Results = append(res.Results, item)
+		return nil
+	})
+	switch {
+	case err != nil && res.Processed == 0:
+		res.Skipped = err.Error() // no run to write through
+	case err != nil && res.Failed == 0:
+		// the tags are on disk but the run's end was not recorded
+		res.Results[0].Error = err.Error()
+		res.Succeeded, res.Failed = 0, 1
 	}
-	defer env.endRun(nil)
-	res.Processed = 1
-	tags, err := tagCard(ctx, env, card, lang)
-	item := AutoTagItem{Path: card, Tags: tags}
-	if err != nil {
-		item.Error = err.Error()
-		res.Failed = 1
-		env.logger().Warn("auto_tag failed", "path", card, "err", err)
-	} else {
-		res.Succeeded = 1
-	}
-	if item.Tags == nil {
-		item.Tags = []string{}
-	}
-	res.Results = append(res.Results, item)
 	return res
 }
 
