@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -427,7 +426,7 @@ func stemOf(p string) string { return strings.TrimSuffix(path.Base(p), ".md") }
 
 var (
 	// unsafeNameChars cannot be in a file name, or in a [[link]] to it.
-	unsafeNameChars = regexp.MustCompile("[<>:\"/\\\\|?*\\[\\]#`\\x00-\\x1f\\x7f]+")
+	unsafeNameChars = store.LazyRegexp("[<>:\"/\\\\|?*\\[\\]#`\\x00-\\x1f\\x7f]+")
 	// nameSeparators are trimmed around a date taken out of a name.
 	nameSeparators = " -_."
 )
@@ -442,7 +441,7 @@ var (
 func (c *Card) cleanName(name string) string {
 	clean := func(s string) string {
 		s = strings.TrimSuffix(strings.TrimSpace(s), ".md")
-		s = unsafeNameChars.ReplaceAllString(s, "-")
+		s = unsafeNameChars().ReplaceAllString(s, "-")
 		if d := c.spec.Date; d != "" {
 			for {
 				i := strings.Index(s, d)
