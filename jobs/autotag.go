@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -128,7 +129,7 @@ func tagCard(ctx context.Context, env *Env, path, lang string) ([]string, error)
 	if final == nil {
 		final = []string{}
 	}
-	if !sameStrings(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
+	if !slices.Equal(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
 		if err := card.Update(func(n *store.Note) error { return n.FM.Set(store.TagKey, final) }); err != nil {
 			return final, err
 		}
@@ -143,16 +144,4 @@ func pathDir(p string) string {
 		return p[:i]
 	}
 	return ""
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

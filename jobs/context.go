@@ -731,8 +731,5 @@ func writeShown(env *Env, sid string, shown map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(env.WS.MetadataPath("context"), 0o755); err != nil {
-		return err
-	}
-	return store.WriteFileAbs(shownPath(env, sid), b)
+	return store.WriteFileAbs(shownPath(env, sid), b) // it creates the folder
 }

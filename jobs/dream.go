@@ -387,7 +387,7 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 		u.Name = strings.TrimSpace(u.Name)
 		var paths []string
 		for _, p := range u.Paths {
-			if allowed[p] && !contains(paths, p) {
+			if allowed[p] && !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}
 		}
@@ -395,7 +395,7 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 			continue
 		}
 		u.Paths = paths
-		if !contains(dreamBuckets, u.Bucket) {
+		if !slices.Contains(dreamBuckets, u.Bucket) {
 			u.Bucket = "wiki"
 		}
 		out = append(out, u)
@@ -404,15 +404,6 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 		}
 	}
 	return out, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // dreamScope confines one unit's agent: it reads digest nodes and the
@@ -435,7 +426,7 @@ func (s *dreamScope) checkPath(p string, write bool) (string, error) {
 	rel, _ = store.ResolveMarkdown(rel)
 	if strings.HasPrefix(rel, store.DigestDir+"/") {
 		parts := strings.Split(rel, "/")
-		if len(parts) != 3 || !contains(dreamBuckets, parts[1]) {
+		if len(parts) != 3 || !slices.Contains(dreamBuckets, parts[1]) {
 			return "", fmt.Errorf("no permission: digest nodes are digest/{personal,procedure,wiki}/<slug>.md, not %s", rel)
 		}
 		if write && nameWithoutSecrets(parts[2]) != parts[2] {
@@ -443,7 +434,7 @@ func (s *dreamScope) checkPath(p string, write bool) (string, error) {
 		}
 		return rel, nil
 	}
-	if !write && contains(s.unit.Paths, rel) {
+	if !write && slices.Contains(s.unit.Paths, rel) {
 		return rel, nil
 	}
 	return "", fmt.Errorf("no permission: this run may read digest nodes and its source cards, and write digest nodes, not %s", rel)
@@ -557,7 +548,7 @@ func checkSources(content string, sources []string) error {
 			return fmt.Errorf("Sources line %q is a relation field: write a sentence", strings.TrimSpace(line))
 		}
 		for _, l := range links {
-			if contains(sources, l.Target) {
+			if slices.Contains(sources, l.Target) {
 				cited = true
 			}
 		}

@@ -938,8 +938,5 @@ func writeWrittenHashes(env *Env, m writtenHashes) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(env.WS.MetadataPath("memory"), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", env.WS.MetadataPath("memory"), err)
-	}
-	return store.WriteFileAbs(writtenHashesPath(env), b)
+	return store.WriteFileAbs(writtenHashesPath(env), b) // it creates the folder
 }
