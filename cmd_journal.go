@@ -241,7 +241,7 @@ func (a *App) trigger() string {
 		return t
 	}
 	switch a.command {
-	case "auto_memory_cc":
+	case "auto_memory_cc", "auto_memory_codex":
 		return store.TriggerHook
 	case "watch":
 		return store.TriggerWatch

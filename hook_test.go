@@ -201,3 +201,38 @@ func TestHookNeverExitsTwo(t *testing.T) {
 		t.Fatalf("search with an unknown flag: %v, want exit status 2", err)
 	}
 }
+
+// TestImportedSessionRunsAreHookRuns: the runs of the Stop hook commands
+// are journaled as started by a hook, whatever the agent.
+func TestImportedSessionRunsAreHookRuns(t *testing.T) {
+	faultEnv(t)
+	for _, tc := range []struct {
+		command string
+		turn    string
+	}{
+		{"auto_memory_cc", claudeTurn("s1", 0)},
+		{"auto_memory_codex", codexTurn(0)},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			ws := newWorkspaceDir(t)
+			transcript := filepath.Join(t.TempDir(), "s1.jsonl")
+			writeFile(t, transcript, tc.turn)
+			mustRun(t, ws, "", tc.command, "--wait", "session_id=s1", "transcript_path="+transcript)
+			var runs []struct {
+				Command string `json:"command"`
+				Trigger string `json:"trigger"`
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, ws, "", "--json", "history").stdout), &runs); err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) == 0 {
+				t.Fatal("no run journaled")
+			}
+			for _, r := range runs {
+				if r.Trigger != "hook" {
+					t.Errorf("run of %s journaled as started by %q", r.Command, r.Trigger)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -498,5 +499,63 @@ func TestAutoMemoryWithoutModelSkipsSmallTalk(t *testing.T) {
 	res, err = AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "hi", Messages: []byte(convJSON)})
 	if err != nil || res.Path == nil || res.Distiller != "extractive" {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// TestAutoMemorySkipThenWriteKeepsTheCard: a model that calls skip and then
+// writes the card after all has written a card, not skipped: it is
+// finished (day page, index) and the result names it.
+func TestAutoMemorySkipThenWriteKeepsTheCard(t *testing.T) {
+	model := llmtest.NewScripted(
+		llmtest.ToolCallReply(call("skip", map[string]string{"reason": "Only greetings."})),
+		llmtest.ToolCallReply(call("daily_write", map[string]string{"name": "staging-db", "description": "Staging DB.", "content": "- pg-staging-2, port 6432"})),
+		llmtest.TextReply("done"), llmtest.TextReply("no tags"))
+	env, ix := newEnv(t, model)
+	res, err := AutoMemory(context.Background(), env, AutoMemoryRequest{SessionID: "s", Messages: []byte(convJSON)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := "daily/2026-06-20/staging-db.md"
+	if res.Skipped != "" || res.Path == nil || *res.Path != card || !res.Created || res.Index == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if !env.WS.Exists(store.DayIndexPath("2026-06-20")) {
+		t.Error("the day page was not refreshed")
+	}
+	if !slices.Contains(ix.updated, card) {
+		t.Errorf("the card was not indexed: %v", ix.updated)
+	}
+}
+
+// TestAutoTagLeavesTheCallersRunOpen: tagging inside a job's run writes
+// through that run and leaves it to its owner, which ends it (and would
+// hear of a failed end) after the rest of its work.
+func TestAutoTagLeavesTheCallersRunOpen(t *testing.T) {
+	card := "daily/2026-06-20/staging-db.md"
+	env, _ := newEnv(t, llmtest.NewScripted(
+		llmtest.ToolCallReply(call("frontmatter_update", map[string]any{"path": card, "metadata": map[string]any{"memory_tags": []string{"database"}}})),
+		llmtest.TextReply("done")))
+	if err := env.WS.WriteFile(card, []byte("---\nname: staging-db\ndescription: d\n---\n\n- pg-staging-2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.beginRun("auto_memory", "auto_memory"); err != nil {
+		t.Fatal(err)
+	}
+	run := env.Run()
+	res := AutoTag(context.Background(), env, card, "en")
+	if res.Succeeded != 1 {
+		t.Fatalf("tagging %+v", res)
+	}
+	if env.Run() != run {
+		t.Fatal("tagging closed the run it was given")
+	}
+	if s, err := env.Journal.FindRun(run.ID); err != nil || s.Status != "open" || len(s.Changes) == 0 {
+		t.Fatalf("run before its owner ends it: %+v %v", s, err)
+	}
+	if err := env.endRun(nil); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := env.Journal.FindRun(run.ID); err != nil || s.Status != store.StatusOK {
+		t.Fatalf("run after its owner ended it: %+v %v", s, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -43,26 +44,33 @@ func AutoTag(ctx context.Context, env *Env, card, lang string) *AutoTagResult {
 		res.Skipped = "model unavailable: " + down.Error()
 		return res
 	}
-	// inside auto_memory the card's run goes on; alone, tagging is a run
-	if err := env.beginRun("auto_tag", "auto_tag"); err != nil {
-		res.Skipped = err.Error()
-		return res
+	// inside auto_memory the card's run goes on (its owner ends it); alone,
+	// tagging is a run
+	err := env.withRun("auto_tag", "auto_tag", func() error {
+		res.Processed = 1
+		tags, err := tagCard(ctx, env, card, lang)
+		item := AutoTagItem{Path: card, Tags: tags}
+		if err != nil {
+			item.Error = err.Error()
+			res.Failed = 1
+			env.logger().Warn("auto_tag failed", "path", card, "err", err)
+		} else {
+			res.Succeeded = 1
+		}
+		if item.Tags == nil {
+			item.Tags = []string{}
+		}
+		res.Results = append(res.Results, item)
+		return nil
+	})
+	switch {
+	case err != nil && res.Processed == 0:
+		res.Skipped = err.Error() // no run to write through
+	case err != nil && res.Failed == 0:
+		// the tags are on disk but the run's end was not recorded
+		res.Results[0].Error = err.Error()
+		res.Succeeded, res.Failed = 0, 1
 	}
-	defer env.endRun(nil)
-	res.Processed = 1
-	tags, err := tagCard(ctx, env, card, lang)
-	item := AutoTagItem{Path: card, Tags: tags}
-	if err != nil {
-		item.Error = err.Error()
-		res.Failed = 1
-		env.logger().Warn("auto_tag failed", "path", card, "err", err)
-	} else {
-		res.Succeeded = 1
-	}
-	if item.Tags == nil {
-		item.Tags = []string{}
-	}
-	res.Results = append(res.Results, item)
 	return res
 }
 
@@ -121,7 +129,7 @@ func tagCard(ctx context.Context, env *Env, path, lang string) ([]string, error)
 	if final == nil {
 		final = []string{}
 	}
-	if !sameStrings(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
+	if !slices.Equal(final, n.FM.Strings(store.TagKey)) || !n.FM.IsList(store.TagKey) {
 		if err := card.Update(func(n *store.Note) error { return n.FM.Set(store.TagKey, final) }); err != nil {
 			return final, err
 		}
@@ -136,16 +144,4 @@ func pathDir(p string) string {
 		return p[:i]
 	}
 	return ""
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -165,8 +164,15 @@ func (c *Card) Exists() bool { return c.path != "" && c.env.WS.Exists(c.path) }
 // Wrote reports whether this run wrote the card.
 func (c *Card) Wrote() bool { return c.wrote }
 
-// Skipped is the reason the model gave for writing nothing, if it did.
-func (c *Card) Skipped() string { return c.skip }
+// Skipped is the reason the model gave for writing nothing, if it did. A
+// model that skipped and then wrote the card after all did not skip: the
+// card on disk is finished like any other.
+func (c *Card) Skipped() string {
+	if c.wrote {
+		return ""
+	}
+	return c.skip
+}
 
 // Read reads the card; its frontmatter must parse for it to be changed.
 func (c *Card) Read() (*store.Note, error) {
@@ -341,7 +347,11 @@ func (c *Card) create(ctx context.Context, name string, n *store.Note) (string, 
 		if err != nil {
 			return "", err
 		}
-		if err := c.env.WS.CreateFile(c.path, b); err != nil {
+		run, err := c.env.journalRun()
+		if err != nil {
+			return "", err
+		}
+		if err := run.CreateFile(c.path, b, c.why("created")); err != nil {
 			return "", err
 		}
 		c.wrote = true
@@ -416,7 +426,7 @@ func stemOf(p string) string { return strings.TrimSuffix(path.Base(p), ".md") }
 
 var (
 	// unsafeNameChars cannot be in a file name, or in a [[link]] to it.
-	unsafeNameChars = regexp.MustCompile("[<>:\"/\\\\|?*\\[\\]#`\\x00-\\x1f\\x7f]+")
+	unsafeNameChars = store.LazyRegexp("[<>:\"/\\\\|?*\\[\\]#`\\x00-\\x1f\\x7f]+")
 	// nameSeparators are trimmed around a date taken out of a name.
 	nameSeparators = " -_."
 )
@@ -431,7 +441,7 @@ var (
 func (c *Card) cleanName(name string) string {
 	clean := func(s string) string {
 		s = strings.TrimSuffix(strings.TrimSpace(s), ".md")
-		s = unsafeNameChars.ReplaceAllString(s, "-")
+		s = unsafeNameChars().ReplaceAllString(s, "-")
 		if d := c.spec.Date; d != "" {
 			for {
 				i := strings.Index(s, d)

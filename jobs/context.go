@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -539,13 +539,35 @@ func toolTopic(n *store.Note, tools []string) string {
 		if t == "" {
 			continue
 		}
-		re := regexp.MustCompile(`(^|[^\pL\pN_])` + regexp.QuoteMeta(t) + `($|[^\pL\pN_])`)
-		if re.MatchString(about) {
+		if containsWord(about, t) {
 			return t
 		}
 	}
 	return ""
 }
+
+// containsWord reports whether w occurs in s with no letter, digit or _
+// right before or after it (a test run for every note and tool of a
+// prompt, so no regexp is compiled for it).
+func containsWord(s, w string) bool {
+	for i := 0; i <= len(s); {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
+		if (j == 0 || !isWordRune(before)) && (j+len(w) == len(s) || !isWordRune(after)) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(s[j:])
+		i = j + max(size, 1)
+	}
+	return false
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -709,8 +731,5 @@ func writeShown(env *Env, sid string, shown map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(env.WS.MetadataPath("context"), 0o755); err != nil {
-		return err
-	}
-	return store.WriteFileAbs(shownPath(env, sid), b)
+	return store.WriteFileAbs(shownPath(env, sid), b) // it creates the folder
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,21 @@ func TestContextLongIndexLeavesRoomForEntries(t *testing.T) {
 	if !strings.Contains(res.Text, "### answer-format (feedback)") || len(head) > res.Budget/2+200 ||
 		!strings.Contains(res.Text, "… (cut to fit the budget; the rest: reme read MEMORY.md)") || len(res.Text) > res.Budget {
 		t.Errorf("%d bytes before the entries:\n%s", len(head), res.Text)
+	}
+}
+
+// TestContainsWordMatchesTheWordPattern: the word test finds a tool name
+// where the pattern (^|[^\pL\pN_])name($|[^\pL\pN_]) does.
+func TestContainsWordMatchesTheWordPattern(t *testing.T) {
+	texts := []string{"", "git", "git push", "use git.", "github", "legit", "git_x", "x-git-y", "gitgit git",
+		"legit then git", "日本git", "git日本", "git2", "²git", "c++ tips", "c++x", "the c++", "kubectl, git", "über-git", "git\u00a0x"}
+	tools := []string{"git", "c++", "日本", "x", "git x"}
+	for _, s := range texts {
+		for _, w := range tools {
+			re := regexp.MustCompile(`(^|[^\pL\pN_])` + regexp.QuoteMeta(w) + `($|[^\pL\pN_])`)
+			if got, want := containsWord(s, w), re.MatchString(s); got != want {
+				t.Errorf("containsWord(%q, %q) = %v, the pattern says %v", s, w, got, want)
+			}
+		}
 	}
 }

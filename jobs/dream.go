@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/reme-dev/reme/jobs/llm"
@@ -84,6 +86,9 @@ type IntegrateResult struct {
 	Note   string `json:"note,omitempty"`
 	Status string `json:"status"` // ok, skipped, failed
 	Error  string `json:"error,omitempty"`
+	// nodes are the nodes written (path: CREATE or REFINE) when no receipt
+	// names one target: each is listed as created or updated.
+	nodes map[string]string
 }
 
 // DreamResult is ReMe's DreamState, trimmed to what reme tracks.
@@ -277,10 +282,16 @@ func dream(ctx context.Context, env *Env, ix DreamIndex, run *store.Run, opt Dre
 		res.Integrated = append(res.Integrated, ir)
 		switch ir.Status {
 		case "ok":
-			if ir.Action == "CREATE" {
-				res.NodesCreated = append(res.NodesCreated, ir.Path)
-			} else {
-				res.NodesUpdated = append(res.NodesUpdated, ir.Path)
+			nodes := ir.nodes
+			if len(nodes) == 0 {
+				nodes = map[string]string{ir.Path: ir.Action}
+			}
+			for _, p := range slices.Sorted(maps.Keys(nodes)) {
+				if nodes[p] == "CREATE" {
+					res.NodesCreated = append(res.NodesCreated, p)
+				} else {
+					res.NodesUpdated = append(res.NodesUpdated, p)
+				}
 			}
 		case "failed":
 			res.Errors = append(res.Errors, ir.Unit+": "+ir.Error)
@@ -301,14 +312,19 @@ func dream(ctx context.Context, env *Env, ix DreamIndex, run *store.Run, opt Dre
 		cat.Files[in.path] = catalogEntry{SHA256: in.sha, Run: run.ID}
 		res.Checkpointed = append(res.Checkpointed, in.path)
 	}
+	var saveErr error
 	if err := cat.save(env.WS); err != nil {
-		res.Errors = append(res.Errors, err.Error())
+		// nothing is checkpointed: the next dream consumes these again
+		saveErr = fmt.Errorf("save the dream catalog: %w", err)
+		res.Errors = append(res.Errors, saveErr.Error())
+		res.FailedPaths = append(res.FailedPaths, res.Checkpointed...)
+		res.Checkpointed = []string{}
 	}
 	res.Summary = dreamSummary(res)
 	if run.Err() != nil {
 		return run.Err()
 	}
-	return nil
+	return saveErr
 }
 
 // extractUnits asks the model for units; one retry on an unusable answer,
@@ -371,7 +387,7 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 		u.Name = strings.TrimSpace(u.Name)
 		var paths []string
 		for _, p := range u.Paths {
-			if allowed[p] && !contains(paths, p) {
+			if allowed[p] && !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}
 		}
@@ -379,7 +395,7 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 			continue
 		}
 		u.Paths = paths
-		if !contains(dreamBuckets, u.Bucket) {
+		if !slices.Contains(dreamBuckets, u.Bucket) {
 			u.Bucket = "wiki"
 		}
 		out = append(out, u)
@@ -388,15 +404,6 @@ func parseUnits(text string, allowed map[string]bool, max int) ([]DreamUnit, err
 		}
 	}
 	return out, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // dreamScope confines one unit's agent: it reads digest nodes and the
@@ -419,7 +426,7 @@ func (s *dreamScope) checkPath(p string, write bool) (string, error) {
 	rel, _ = store.ResolveMarkdown(rel)
 	if strings.HasPrefix(rel, store.DigestDir+"/") {
 		parts := strings.Split(rel, "/")
-		if len(parts) != 3 || !contains(dreamBuckets, parts[1]) {
+		if len(parts) != 3 || !slices.Contains(dreamBuckets, parts[1]) {
 			return "", fmt.Errorf("no permission: digest nodes are digest/{personal,procedure,wiki}/<slug>.md, not %s", rel)
 		}
 		if write && nameWithoutSecrets(parts[2]) != parts[2] {
@@ -427,7 +434,7 @@ func (s *dreamScope) checkPath(p string, write bool) (string, error) {
 		}
 		return rel, nil
 	}
-	if !write && contains(s.unit.Paths, rel) {
+	if !write && slices.Contains(s.unit.Paths, rel) {
 		return rel, nil
 	}
 	return "", fmt.Errorf("no permission: this run may read digest nodes and its source cards, and write digest nodes, not %s", rel)
@@ -541,7 +548,7 @@ func checkSources(content string, sources []string) error {
 			return fmt.Errorf("Sources line %q is a relation field: write a sentence", strings.TrimSpace(line))
 		}
 		for _, l := range links {
-			if contains(sources, l.Target) {
+			if slices.Contains(sources, l.Target) {
 				cited = true
 			}
 		}
@@ -696,8 +703,8 @@ func integrateUnit(ctx context.Context, env *Env, ix DreamIndex, run *store.Run,
 		}
 		ir.Status, ir.Error = "skipped", "no valid receipt and no node written: "+verr.Error()
 		if len(scope.written) > 1 {
-			ir.Status = "ok"
-			ir.Note = "receipt invalid; several nodes written"
+			ir.Status, ir.nodes = "ok", maps.Clone(scope.written)
+			ir.Note = "receipt invalid; several nodes written: " + strings.Join(slices.Sorted(maps.Keys(scope.written)), ", ")
 		}
 		return ir
 	}

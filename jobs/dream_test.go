@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,65 @@ func TestAutoDreamModelFailureLeavesCardsPending(t *testing.T) {
 	}
 	if len(res.Integrated) != 1 || res.Integrated[0].Status != "failed" || len(res.FailedPaths) != 2 || len(res.Checkpointed) != 0 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// TestAutoDreamListsEveryNodeOfAnUnitWithoutReceipt: a unit that wrote
+// several nodes but never gave a valid receipt lists each node it wrote.
+func TestAutoDreamListsEveryNodeOfAnUnitWithoutReceipt(t *testing.T) {
+	model := llmtest.NewScripted(
+		extractReply(),
+		llmtest.ToolCallReply(dreamCall("1", "write", map[string]any{"path": "digest/personal/small-prs.md", "name": "small prs",
+			"description": "keep PRs small", "durability": "evergreen", "content": goodNode})),
+		llmtest.ToolCallReply(dreamCall("2", "write", map[string]any{"path": "digest/personal/same-day-review.md", "name": "same day review",
+			"description": "review PRs the same day", "durability": "evergreen", "content": goodNode})),
+		llmtest.TextReply("done"),
+		llmtest.TextReply("done, really"),
+	)
+	env, ix := dreamEnv(t, model)
+	res, err := AutoDream(context.Background(), env, ix, DreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"digest/personal/same-day-review.md", "digest/personal/small-prs.md"}
+	if !slices.Equal(res.NodesCreated, want) || len(res.NodesUpdated) != 0 {
+		t.Fatalf("created %q, updated %q", res.NodesCreated, res.NodesUpdated)
+	}
+	if !strings.Contains(res.Summary, "- Created: "+strings.Join(want, ", ")+"\n") || strings.Contains(res.Summary, "- Updated:") {
+		t.Errorf("summary:\n%s", res.Summary)
+	}
+}
+
+// TestAutoDreamCatalogNotSavedFails: when the catalog cannot be saved no
+// card was checkpointed, and the dream says so and fails.
+func TestAutoDreamCatalogNotSavedFails(t *testing.T) {
+	model := llmtest.NewScripted(
+		extractReply(),
+		llmtest.ToolCallReply(dreamCall("1", "write", map[string]any{"path": "digest/personal/small-prs.md", "name": "small prs",
+			"description": "keep PRs small", "durability": "evergreen", "content": goodNode})),
+		llmtest.TextReply(`{"action": "CREATE", "target_path": "digest/personal/small-prs.md"}`),
+	)
+	env, ix := dreamEnv(t, model)
+	// a folder where the catalog goes: the save fails, the load before it
+	// found no catalog
+	cat := env.WS.MetadataPath(dreamCatalogPath)
+	script := model.Responses
+	model.Responses, model.Func = nil, func(llm.Request) (*llm.Response, error) {
+		if err := os.MkdirAll(cat, 0o755); err != nil {
+			return nil, err
+		}
+		r := script[0]
+		script = script[1:]
+		return r, nil
+	}
+	res, err := AutoDream(context.Background(), env, ix, DreamOptions{})
+	if err == nil || !strings.Contains(err.Error(), "dream catalog") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(res.Checkpointed) != 0 || len(res.FailedPaths) != 2 {
+		t.Errorf("checkpointed %q, failed %q", res.Checkpointed, res.FailedPaths)
+	}
+	if !strings.Contains(res.Summary, "Catalog: checkpointed 0 ") {
+		t.Errorf("summary:\n%s", res.Summary)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -175,17 +174,17 @@ type MemoryDeleteResult struct {
 // ("Why:" and "How to apply:", also bold or as list items, with a
 // full-width colon).
 var (
-	whyLine = regexp.MustCompile(`(?mi)^[ \t>*_-]*(?:\*\*|__)?why(?:\*\*|__)?[ \t]*(?:\*\*|__)?[:：]`)
-	howLine = regexp.MustCompile(`(?mi)^[ \t>*_-]*(?:\*\*|__)?how to apply(?:\*\*|__)?[ \t]*(?:\*\*|__)?[:：]`)
+	whyLine = store.LazyRegexp(`(?mi)^[ \t>*_-]*(?:\*\*|__)?why(?:\*\*|__)?[ \t]*(?:\*\*|__)?[:：]`)
+	howLine = store.LazyRegexp(`(?mi)^[ \t>*_-]*(?:\*\*|__)?how to apply(?:\*\*|__)?[ \t]*(?:\*\*|__)?[:：]`)
 )
 
 // checkFeedback says what a feedback entry's text lacks.
 func checkFeedback(body string) error {
 	var missing []string
-	if !whyLine.MatchString(body) {
+	if !whyLine().MatchString(body) {
 		missing = append(missing, `a "Why:" line`)
 	}
-	if !howLine.MatchString(body) {
+	if !howLine().MatchString(body) {
 		missing = append(missing, `a "How to apply:" line`)
 	}
 	if len(missing) > 0 {
@@ -939,8 +938,5 @@ func writeWrittenHashes(env *Env, m writtenHashes) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(env.WS.MetadataPath("memory"), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", env.WS.MetadataPath("memory"), err)
-	}
-	return store.WriteFileAbs(writtenHashesPath(env), b)
+	return store.WriteFileAbs(writtenHashesPath(env), b) // it creates the folder
 }

@@ -371,3 +371,34 @@ func TestMemoryWriteMasksSecrets(t *testing.T) {
 		t.Errorf("notes %q", res.Notes)
 	}
 }
+
+// TestMemoryWriteProfileIsJournaled: creating the profile is a change of
+// the run like any other, so history lists it and undo removes it.
+func TestMemoryWriteProfileIsJournaled(t *testing.T) {
+	env, _ := newEnv(t, nil)
+	m := NewMemory(env, MemorySessionOptions{})
+	if p, err := m.Write(context.Background(), MemoryWriteRequest{Path: store.ProfilePath, Content: "Likes tea."}); err != nil || p.Action != "created" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	id, err := env.Journal.LastRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := env.Journal.FindRun(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := false
+	for _, c := range run.Changes {
+		created = created || (c.Path == store.ProfilePath && c.Action == store.ActionCreate)
+	}
+	if !created {
+		t.Fatalf("the run does not record the profile: %+v", run.Changes)
+	}
+	if _, err := env.Journal.Undo(id, false, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if env.WS.Exists(store.ProfilePath) {
+		t.Error("undo left the profile")
+	}
+}

@@ -184,7 +184,7 @@ func (w *watcher) handleNotes(ctx context.Context, paths []string) error {
 				if err != nil {
 					return err
 				}
-				res, err := run.RefreshMemoryIndex(w.env.Memory.IndexBounds)
+				res, err := run.WriteMemoryIndex(entries, w.env.Memory.IndexBounds)
 				if err != nil || !res.Changed {
 					return err
 				}

@@ -1352,6 +1352,12 @@ func (r *Run) RefreshMemoryIndex(bounds MemoryIndexBounds) (*MemoryIndexResult, 
 	if err != nil {
 		return nil, err
 	}
+	return r.WriteMemoryIndex(entries, bounds)
+}
+
+// WriteMemoryIndex rewrites the entry list of MEMORY.md from entries the
+// caller listed already, through the run.
+func (r *Run) WriteMemoryIndex(entries []EntryInfo, bounds MemoryIndexBounds) (*MemoryIndexResult, error) {
 	return r.j.ws.WriteMemoryIndex(entries, bounds, func(rel string, data []byte) error {
 		return r.WriteFile(rel, data, Why{Reason: "index of the long-term entries"})
 	})

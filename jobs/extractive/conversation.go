@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -414,7 +415,7 @@ func extTermsName(texts []string) string {
 	for _, t := range texts {
 		for _, w := range extWords(t) {
 			w = strings.ToLower(w)
-			if utf8.RuneCountInString(w) < 3 || extStopWords[w] || !unicode.IsLetter([]rune(w)[0]) {
+			if utf8.RuneCountInString(w) < 3 || extStopWords()[w] || !unicode.IsLetter([]rune(w)[0]) {
 				continue
 			}
 			k := w
@@ -499,7 +500,7 @@ func extCJKLead(s string) string {
 			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j])) && !store.IsCJK(rs[j]) {
 				j++
 			}
-			if w := strings.ToLower(string(rs[i:j])); utf8.RuneCountInString(w) >= 2 && !extStopWords[w] {
+			if w := strings.ToLower(string(rs[i:j])); utf8.RuneCountInString(w) >= 2 && !extStopWords()[w] {
 				segs = append(segs, w)
 			}
 			i = j
@@ -540,15 +541,17 @@ func extCJKLead(s string) string {
 }
 
 // extCJKFillers are dropped from the start of a CJK request, longest first.
-var extCJKFillers = extByLength(strings.Fields(`你好 您好 哈喽 嗨 请问 请你 请帮我 请帮忙 请 麻烦你 麻烦 帮我们 帮我 帮忙
+var extCJKFillers = sync.OnceValue(func() []string {
+	return extByLength(strings.Fields(`你好 您好 哈喽 嗨 请问 请你 请帮我 请帮忙 请 麻烦你 麻烦 帮我们 帮我 帮忙
 	为什么 怎么样 怎么 如何 什么是 我想要 我想 我要 我们需要 我们要 我们来 我们 咱们来 咱们 我需要 需要 想要 能不能 能否 可不可以 可以
 	你能 你可以 一起 给我 给 为 把 关于 那个 嗯 哦 现在 今天 这次 另外 还有 然后`))
+})
 
 func extStripFillers(s string) string {
 	for {
 		s = strings.TrimLeftFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		cut := false
-		for _, f := range extCJKFillers {
+		for _, f := range extCJKFillers() {
 			if rest, ok := strings.CutPrefix(s, f); ok && rest != "" {
 				s, cut = rest, true
 				break

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -12,29 +13,35 @@ import (
 )
 
 // Text helpers of the extractive distiller: small talk, stop words,
-// cutting at boundaries, time prefixes.
+// cutting at boundaries, time prefixes. The word lists are built on first
+// use: most commands never distil.
 
 // extSmallTalkWords are the words a message may consist of and still be
 // small talk ("Hi there!", "ok thanks", "Sure, happy to help.").
-var extSmallTalkWords = store.WordSet(`hi hello hey hiya howdy yo greetings thanks thank thx ty tysm you
+var extSmallTalkWords = sync.OnceValue(func() map[string]bool {
+	return store.WordSet(`hi hello hey hiya howdy yo greetings thanks thank thx ty tysm you
 	ok okay k kk cool great good nice perfect awesome fine excellent wonderful lovely bye goodbye cya cheers
 	yes yeah yep yup ya no nope nah sure alright right got it morning afternoon evening night day see later
 	welcome you're youre much very a lot so np sounds lol haha hahaha hmm um uh oh ah wow there all everyone
 	again too indeed certainly absolutely of course problem question happy glad help to be i i'd i'm am
 	please done agreed gotcha understood noted will do sir ma'am that's thats
 	how can may what assist anything else is with your you'd today`)
+})
 
 // extCJKSmallTalk are the CJK phrases (and particles) a small-talk message
 // is made of.
-var extCJKSmallTalk = extByLength(strings.Fields(`你好 您好 哈喽 嗨 谢谢 谢谢你 谢谢您 多谢 感谢 谢啦 好的 好滴 好吧 好嘞 好
+var extCJKSmallTalk = sync.OnceValue(func() []string {
+	return extByLength(strings.Fields(`你好 您好 哈喽 嗨 谢谢 谢谢你 谢谢您 多谢 感谢 谢啦 好的 好滴 好吧 好嘞 好
 	嗯嗯 嗯 哦 噢 喔 行 可以 没问题 收到 明白了 明白 知道了 了解 懂了 再见 拜拜 晚安 早上好 早安 早 下午好 晚上好
 	不客气 哈哈哈 哈哈 是的 是 对的 对 没错 棒 太棒了 很好 不错 辛苦了 辛苦 啊 呀 吧 呢 啦 了 的 哇 吗 嘛 非常 很 太
 	你 您 大家 们 有什么可以帮你的 有什么可以帮您的 有什么可以帮你 有什么可以帮您 有什么需要 帮忙 乐意效劳 很高兴
 	こんにちは ありがとう 안녕하세요 감사합니다`))
+})
 
 // extStopWords are left out of salient terms: common English function
 // words, conversational fillers, contraction stems and URL parts.
-var extStopWords = store.WordSet(`a about above after again against all also am an and any are as at be because been
+var extStopWords = sync.OnceValue(func() map[string]bool {
+	return store.WordSet(`a about above after again against all also am an and any are as at be because been
 	before being below between both but by can cannot could did do does doing down during each few for from
 	further had has have having he her here hers herself him himself his how i if in into is it its itself me
 	more most my myself no nor not of off on once only or other ought our ours ourselves out over own same she
@@ -51,6 +58,7 @@ var extStopWords = store.WordSet(`a about above after again against all also am 
 	across along among around behind beside beyond within without upon toward towards onto since though
 	although unless whether yet either neither instead
 	http https www com org net html`)
+})
 
 // extCJKRunEnd is the end of the run of CJK characters that starts at i.
 func extCJKRunEnd(rs []rune, i int) int {
@@ -70,7 +78,7 @@ func extIsSmallTalk(s string) bool {
 		switch {
 		case store.IsCJK(r):
 			j := extCJKRunEnd(rs, i)
-			if !extAllPhrases(string(rs[i:j]), extCJKSmallTalk) {
+			if !extAllPhrases(string(rs[i:j]), extCJKSmallTalk()) {
 				return false
 			}
 			i = j
@@ -80,7 +88,7 @@ func extIsSmallTalk(s string) bool {
 				j++
 			}
 			w := strings.Trim(strings.ReplaceAll(strings.ToLower(string(rs[i:j])), "’", "'"), "'")
-			if !extSmallTalkWords[w] {
+			if !extSmallTalkWords()[w] {
 				return false
 			}
 			i = j
