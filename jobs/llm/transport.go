@@ -505,11 +505,6 @@ func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
 		return nil, &APIError{kind: ErrBadResponse, Message: fmt.Sprintf("body larger than %d bytes", maxResponseBytes)}
 	}
 	d.gotBody = true
-	if json.Valid(body) {
-		// Some local servers label JSON as text/plain, which an SDK would
-		// then refuse to decode.
-		resp.Header.Set("Content-Type", "application/json")
-	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }
