@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -213,9 +214,7 @@ func (s stats) avgdl() float64 {
 	return float64(s.tokens) / float64(s.chunks)
 }
 
-func readStats(ctx context.Context, q interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}) (stats, error) {
+func readStats(ctx context.Context, q querier) (stats, error) {
 	var s stats
 	if err := q.QueryRowContext(ctx, `SELECT chunks, tokens FROM fts_stats WHERE id = 1`).Scan(&s.chunks, &s.tokens); err != nil {
 		return s, fmt.Errorf("read index statistics: %w", err)
@@ -546,7 +545,7 @@ func (t *termTracker) finish(ctx context.Context) error {
 func (t *termTracker) finishChanges(ctx context.Context) error {
 	// The lists drop the removed chunks.
 	if len(t.deleted) > 0 {
-		slices.SortFunc(t.deleted, func(a, b idRange) int { return cmpInt64(a.lo, b.lo) })
+		slices.SortFunc(t.deleted, func(a, b idRange) int { return cmp.Compare(a.lo, b.lo) })
 		gone := func(id int64) bool {
 			i := sort.Search(len(t.deleted), func(i int) bool { return t.deleted[i].hi >= id })
 			return i < len(t.deleted) && t.deleted[i].lo <= id
@@ -771,16 +770,6 @@ func (c *postingCursor) next() {
 	}
 	c.last += int64(d)
 	c.cur, c.post = c.last, c.post[k:]
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // build computes a frequent word's row from FTS5: every chunk holding it
