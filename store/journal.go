@@ -375,11 +375,18 @@ func (j *Journal) appendLine(month string, line []byte) error {
 	return nil
 }
 
-// storeObject keeps bytes under their hash (once).
+// storeObject keeps bytes under their hash (once). Bytes already stored
+// get a new modification time: the line that now needs them may not be
+// written yet, and a concurrent Prune keeps only objects whose line it
+// reads or that are newer than its cutoff.
 func (j *Journal) storeObject(sum string, data []byte) error {
 	p := j.ObjectPath(sum)
 	if _, err := os.Stat(p); err == nil {
-		return nil
+		now := time.Now()
+		if err := os.Chtimes(p, now, now); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		// pruned since the Stat: store it again
 	}
 	if err := writeAtomic(p, data); err != nil {
 		return fmt.Errorf("store preimage: %w", err)
