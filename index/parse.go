@@ -64,7 +64,7 @@ func (ix *Index) readRecord(rel string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.sha = sha256Hex(raw)
+	r.sha = store.Sum(raw)
 	r.size = int64(len(raw))
 	parseInto(r, raw)
 	return r, nil
