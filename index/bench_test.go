@@ -154,6 +154,29 @@ func BenchmarkSyncOneChange10k(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdatePathsOne10k re-indexes one edited note by path, as reme
+// does after writing it: one small write transaction, no scan.
+func BenchmarkUpdatePathsOne10k(b *testing.B) {
+	ws := benchWorkspace(b, 10000)
+	ix := openIndex(b, ws, Options{})
+	mustSync(b, ix)
+	const rel = "daily/2025-02-22/card-05005.md"
+	p := ws.Abs(rel)
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := os.WriteFile(p, append(orig, fmt.Sprintf("edit %d\n", i)...), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.UpdatePaths(b.Context(), rel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRebuildWorkspace rebuilds the index of a workspace made by
 // scripts/gencorpus (REME_BENCH_WORKSPACE=DIR).
 func BenchmarkRebuildWorkspace(b *testing.B) {

@@ -102,8 +102,6 @@ func (f *linkFiles) Exists(rel string) bool {
 		switch {
 		case f.removed[rel]:
 			return false
-		case f.added[rel] != 0:
-			return true
 		case !f.useDB:
 			return false
 		}

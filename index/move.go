@@ -2,8 +2,6 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -295,7 +293,7 @@ func (ix *Index) planMove(ctx context.Context, j *moveJournal) (*Retarget, error
 			continue
 		}
 		j.Edits[from] = edits
-		j.Before[from] = sha256Hex(raw)
+		j.Before[from] = store.Sum(raw)
 		if from != j.Src {
 			j.Inbound = append(j.Inbound, from)
 		}
@@ -353,11 +351,6 @@ func containsEdit(es []linkEdit, e linkEdit) bool {
 		}
 	}
 	return false
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // inboundSources lists the notes that link to target, excluding itself.
@@ -516,7 +509,7 @@ func (ix *Index) retargetFile(run *store.Run, rel string, j *moveJournal, why st
 		}
 		return 0, fmt.Errorf("retarget %s: %w", rel, err)
 	}
-	if before, ok := j.Before[rel]; ok && before != sha256Hex(raw) {
+	if before, ok := j.Before[rel]; ok && before != store.Sum(raw) {
 		return 0, nil
 	}
 	out, n, err := applyEdits(rel, raw, j.editsFor(rel))

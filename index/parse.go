@@ -1,8 +1,6 @@
 package index
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -66,8 +64,7 @@ func (ix *Index) readRecord(rel string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	r.sha = hex.EncodeToString(sum[:])
+	r.sha = store.Sum(raw)
 	r.size = int64(len(raw))
 	parseInto(r, raw)
 	return r, nil

@@ -2,6 +2,7 @@ package index
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -62,14 +63,15 @@ type Term struct {
 }
 
 // queryStop are words questions are made of that the index keeps but a
-// query does not look for (compared as stems).
-var queryStop = func() map[string]bool {
+// query does not look for (compared as stems), built on the first search
+// rather than when every command starts.
+var queryStop = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for w := range store.WordSet(`tell know knows remember anything something thing things everything please happen happened happening`) {
 		m[string(porterStem([]byte(w)))] = true
 	}
 	return m
-}()
+})
 
 // ParseQuery turns a natural-language question into terms, using the
 // index's own tokenizer (lower case, no accents, Porter stems): stop words
@@ -242,7 +244,7 @@ func wordTerms(w string) (terms, cjkStops []Term, phrase, stops []string) {
 			toks[len(toks)-1] = qtok{foldWord(part[i+1:]), false}
 		}
 		for _, t := range toks {
-			if t.stop || queryStop[t.tok] {
+			if t.stop || queryStop()[t.tok] {
 				stops = append(stops, t.tok)
 				continue
 			}

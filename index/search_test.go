@@ -408,6 +408,25 @@ func TestWindows(t *testing.T) {
 	}
 }
 
+// A word with an apostrophe is one token without it (o'brien is obrien), so
+// the quick line test must not look for the bare word in the raw line.
+func TestWindowOnApostropheWord(t *testing.T) {
+	body := "## Notes\nThe weather was grey.\nWe walked to town.\nWe met O'Brien at the cafe.\nThen home.\n"
+	ws := newWorkspace(t, map[string]string{"daily/2026-05-02/o.md": card("o", "a walk", body)})
+	ix := openIndex(t, ws, Options{})
+	mustSync(t, ix)
+	for _, q := range []string{"O'Brien", "obrien"} {
+		res := searchResp(t, ix, SearchOptions{Query: q, Context: 0, Limit: 1})
+		if len(res.Results) != 1 {
+			t.Fatalf("%q: %d results", q, len(res.Results))
+		}
+		r := res.Results[0]
+		if r.Text != "We met O'Brien at the cafe." || r.Match != "all" || r.Score <= 0 {
+			t.Errorf("%q: window %q match %q score %v", q, r.Text, r.Match, r.Score)
+		}
+	}
+}
+
 func TestLadderAndMessages(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{
 		"daily/2026-06-01/a.md": card("a", "release notes", "## Notes\nThe canary deploy went fine.\nRollback was not needed.\n"),

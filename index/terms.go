@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -213,9 +214,7 @@ func (s stats) avgdl() float64 {
 	return float64(s.tokens) / float64(s.chunks)
 }
 
-func readStats(ctx context.Context, q interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}) (stats, error) {
+func readStats(ctx context.Context, q querier) (stats, error) {
 	var s stats
 	if err := q.QueryRowContext(ctx, `SELECT chunks, tokens FROM fts_stats WHERE id = 1`).Scan(&s.chunks, &s.tokens); err != nil {
 		return s, fmt.Errorf("read index statistics: %w", err)
@@ -475,7 +474,7 @@ func (t *termTracker) inserted(ctx context.Context, id int64, c *chunkData) erro
 		return nil
 	}
 	slices.Sort(ids)
-	if _, err := t.w.stmts["termsPut"].ExecContext(ctx, id, encodeIDs(nil, ids)); err != nil {
+	if _, err := t.w.exec(ctx, "termsPut", id, encodeIDs(nil, ids)); err != nil {
 		return fmt.Errorf("frequent terms of chunk %d: %w", id, err)
 	}
 	return nil
@@ -494,7 +493,7 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 		return err
 	}
 	t.deleted = append(t.deleted, idRange{lo, hi})
-	rows, err := t.w.stmts["termsOf"].QueryContext(ctx, lo, hi)
+	rows, err := t.w.query(ctx, "termsOf", lo, hi)
 	if err != nil {
 		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 	}
@@ -518,7 +517,7 @@ func (t *termTracker) deleting(ctx context.Context, lo, hi int64, n int, tokens 
 		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 	}
 	rows.Close()
-	if _, err := t.w.stmts["termsDel"].ExecContext(ctx, lo, hi); err != nil {
+	if _, err := t.w.exec(ctx, "termsDel", lo, hi); err != nil {
 		return fmt.Errorf("frequent terms of chunks %d-%d: %w", lo, hi, err)
 	}
 	return nil
@@ -546,7 +545,7 @@ func (t *termTracker) finish(ctx context.Context) error {
 func (t *termTracker) finishChanges(ctx context.Context) error {
 	// The lists drop the removed chunks.
 	if len(t.deleted) > 0 {
-		slices.SortFunc(t.deleted, func(a, b idRange) int { return cmpInt64(a.lo, b.lo) })
+		slices.SortFunc(t.deleted, func(a, b idRange) int { return cmp.Compare(a.lo, b.lo) })
 		gone := func(id int64) bool {
 			i := sort.Search(len(t.deleted), func(i int) bool { return t.deleted[i].hi >= id })
 			return i < len(t.deleted) && t.deleted[i].lo <= id
@@ -573,7 +572,7 @@ func (t *termTracker) finishChanges(ctx context.Context) error {
 	sort.Strings(pending)
 	for _, term := range pending {
 		var n int
-		if err := t.w.stmts["ftsCountUpTo"].QueryRowContext(ctx, ftsPhrase(term), t.threshold).Scan(&n); err != nil {
+		if err := t.w.queryRow(ctx, "ftsCountUpTo", []any{ftsPhrase(term), t.threshold}, &n); err != nil {
 			return fmt.Errorf("count term %q: %w", term, err)
 		}
 		if n < t.threshold {
@@ -591,7 +590,6 @@ func (t *termTracker) finishChanges(ctx context.Context) error {
 		t.freq[term] = ft
 		t.changed[term] = true
 	}
-	put, del := t.w.stmts["freqPut"], t.w.stmts["freqDel"]
 	changed := make([]string, 0, len(t.changed))
 	for term := range t.changed {
 		changed = append(changed, term)
@@ -601,7 +599,7 @@ func (t *termTracker) finishChanges(ctx context.Context) error {
 		ft := t.freq[term]
 		if ft.df < t.threshold {
 			// Its id stays in the chunks' lists, ignored: ids are not reused.
-			if _, err := del.ExecContext(ctx, term); err != nil {
+			if _, err := t.w.exec(ctx, "freqDel", term); err != nil {
 				return fmt.Errorf("drop frequent term %q: %w", term, err)
 			}
 			continue
@@ -614,7 +612,7 @@ func (t *termTracker) finishChanges(ctx context.Context) error {
 			}
 			ft.top = nft.top
 		}
-		if _, err := put.ExecContext(ctx, term, ft.id, ft.df, encodeTop(ft.top)); err != nil {
+		if _, err := t.w.exec(ctx, "freqPut", term, ft.id, ft.df, encodeTop(ft.top)); err != nil {
 			return fmt.Errorf("write frequent term %q: %w", term, err)
 		}
 	}
@@ -624,11 +622,10 @@ func (t *termTracker) finishChanges(ctx context.Context) error {
 // addToLists adds a word that has just become frequent to the lists of the
 // chunks holding it (ascending). Its id is above every id in them.
 func (t *termTracker) addToLists(ctx context.Context, tid int64, holders []int64) error {
-	get, put := t.w.stmts["termsGet"], t.w.stmts["termsPut"]
 	var ids []int64
 	for _, cid := range holders {
 		var blob []byte
-		err := get.QueryRowContext(ctx, cid).Scan(&blob)
+		err := t.w.queryRow(ctx, "termsGet", []any{cid}, &blob)
 		if err != nil && err != sql.ErrNoRows {
 			return err
 		}
@@ -636,7 +633,7 @@ func (t *termTracker) addToLists(ctx context.Context, tid int64, holders []int64
 			return err
 		}
 		ids = append(ids, tid)
-		if _, err := put.ExecContext(ctx, cid, encodeIDs(blob[:0], ids)); err != nil {
+		if _, err := t.w.exec(ctx, "termsPut", cid, encodeIDs(blob[:0], ids)); err != nil {
 			return err
 		}
 	}
@@ -664,7 +661,6 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 		}
 		return strings.Compare(x.term, y.term)
 	})
-	put := t.w.stmts["freqPut"]
 	curs := make([]postingCursor, len(terms))
 	for i, f := range terms {
 		c := &curs[i]
@@ -677,7 +673,7 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 			// The first chunks, which the count did not keep, with FTS5's
 			// weight of the word in each (bm25 divided by its idf).
 			fidf := ftsIDF(int(t.st.chunks), int(f.a.df))
-			rows, err := t.w.stmts["ftsFirst"].QueryContext(ctx, ftsPhrase(f.term), t.skip)
+			rows, err := t.w.query(ctx, "ftsFirst", ftsPhrase(f.term), t.skip)
 			if err != nil {
 				return fmt.Errorf("frequent term %q: %w", f.term, err)
 			}
@@ -696,7 +692,7 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 				return fmt.Errorf("frequent term %q: %w", f.term, err)
 			}
 		}
-		if _, err := put.ExecContext(ctx, f.term, int64(i+1), f.a.df, encodeTop(more.top.sorted())); err != nil {
+		if _, err := t.w.exec(ctx, "freqPut", f.term, int64(i+1), f.a.df, encodeTop(more.top.sorted())); err != nil {
 			return fmt.Errorf("write frequent term %q: %w", f.term, err)
 		}
 		c.next()
@@ -706,7 +702,6 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 	// Invert the postings a block of chunks at a time.
 	const block = 4096
 	lists := make([][]int64, block)
-	termsPut := t.w.stmts["termsPut"]
 	var buf []byte
 	for lo := t.first; t.first > 0 && lo <= t.last; {
 		for i := range lists {
@@ -727,7 +722,7 @@ func (t *termTracker) finishRebuild(ctx context.Context) error {
 				continue
 			}
 			buf = encodeIDs(buf[:0], l)
-			if _, err := termsPut.ExecContext(ctx, lo+int64(i), buf); err != nil {
+			if _, err := t.w.exec(ctx, "termsPut", lo+int64(i), buf); err != nil {
 				return fmt.Errorf("frequent terms of chunk %d: %w", lo+int64(i), err)
 			}
 			t.rebuiltLists++
@@ -777,21 +772,11 @@ func (c *postingCursor) next() {
 	c.cur, c.post = c.last, c.post[k:]
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // build computes a frequent word's row from FTS5: every chunk holding it
 // (returned in ascending order), with bm25() giving the word's weight
 // (bm25 divided by FTS5's idf is the same tf part reme computes).
 func (t *termTracker) build(ctx context.Context, term string) (*freqTerm, []int64, error) {
-	rows, err := t.w.stmts["ftsScore"].QueryContext(ctx, ftsPhrase(term))
+	rows, err := t.w.query(ctx, "ftsScore", ftsPhrase(term))
 	if err != nil {
 		return nil, nil, fmt.Errorf("frequent term %q: %w", term, err)
 	}

@@ -174,14 +174,15 @@ func mayNameDate(q string) bool {
 		}
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if dateWords[w] {
+		if dateWords()[w] {
 			return true
 		}
 	}
 	return false
 }
 
-var dateWords = func() map[string]bool {
+// Built on the first search, like datePatterns.
+var dateWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`yesterday today tonight ago week weeks month months year years day days morning
 		afternoon evening monday tuesday wednesday thursday friday saturday sunday`) {
@@ -191,7 +192,7 @@ var dateWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 var datePatterns = sync.OnceValue(func() []datePattern {
 	return []datePattern{

@@ -328,10 +328,12 @@ func (cl *chunkLines) tokens(i int) []lineToken {
 
 // mayMatch is a quick test that a line could hold one of the terms: an
 // ASCII line must contain the start of a term's first token (Porter changes
-// only the ends of words). Other lines are always tokenized.
+// only the ends of words). Other lines are always tokenized, and so are
+// lines with an apostrophe, which the tokenizer drops from inside a word
+// (O'Brien is the token obrien).
 func (sc *scoring) mayMatch(line string) bool {
 	for i := 0; i < len(line); i++ {
-		if line[i] >= utf8.RuneSelf {
+		if line[i] >= utf8.RuneSelf || line[i] == '\'' {
 			return true
 		}
 	}

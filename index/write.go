@@ -71,14 +71,6 @@ func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*write
 			return nil, err
 		}
 	}
-	for k, q := range writerSQL {
-		st, err := tx.PrepareContext(ctx, q)
-		if err != nil {
-			w.close()
-			return nil, fmt.Errorf("prepare index statement %s: %w", k, err)
-		}
-		w.stmts[k] = st
-	}
 	t, err := newTermTracker(ctx, w, frequent, full)
 	if err != nil {
 		w.close()
@@ -86,6 +78,47 @@ func newWriter(ctx context.Context, tx *sql.Tx, frequent int, full bool) (*write
 	}
 	w.terms = t
 	return w, nil
+}
+
+// stmt is the prepared statement name of writerSQL, prepared on first use:
+// most transactions (one note changed) need only a few of them.
+func (w *writer) stmt(ctx context.Context, name string) (*sql.Stmt, error) {
+	if st := w.stmts[name]; st != nil {
+		return st, nil
+	}
+	st, err := w.tx.PrepareContext(ctx, writerSQL[name])
+	if err != nil {
+		return nil, fmt.Errorf("prepare index statement %s: %w", name, err)
+	}
+	w.stmts[name] = st
+	return st, nil
+}
+
+// exec runs the statement name.
+func (w *writer) exec(ctx context.Context, name string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// query runs the statement name for its rows.
+func (w *writer) query(ctx context.Context, name string, args ...any) (*sql.Rows, error) {
+	st, err := w.stmt(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow runs the statement name for one row and scans it into dest.
+func (w *writer) queryRow(ctx context.Context, name string, args []any, dest ...any) error {
+	st, err := w.stmt(ctx, name)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dest...)
 }
 
 // finish writes what the transaction's changes did to the statistics and
@@ -175,7 +208,7 @@ func (w *writer) upsert(ctx context.Context, r *record, fresh bool) (upsertStatu
 			sha         string
 			size, mtime int64
 		)
-		err := w.stmts["lookup"].QueryRowContext(ctx, r.path).Scan(&id, &sha, &size, &mtime)
+		err := w.queryRow(ctx, "lookup", []any{r.path}, &id, &sha, &size, &mtime)
 		switch {
 		case err == sql.ErrNoRows:
 		case err != nil:
@@ -184,7 +217,7 @@ func (w *writer) upsert(ctx context.Context, r *record, fresh bool) (upsertStatu
 			if size == r.size && mtime == r.mtime {
 				return upsertUnchanged, nil
 			}
-			if _, err := w.stmts["touch"].ExecContext(ctx, r.size, r.mtime, id); err != nil {
+			if _, err := w.exec(ctx, "touch", r.size, r.mtime, id); err != nil {
 				return 0, fmt.Errorf("index %s: %w", r.path, err)
 			}
 			return upsertTouched, nil
@@ -217,7 +250,7 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	} else if id, ok := w.ids[r.path]; ok {
 		given = id
 	}
-	res, err := w.stmts["note"].ExecContext(ctx, given, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
+	res, err := w.exec(ctx, "note", given, r.path, r.dir, r.name, r.desc, nullable(r.date), r.size, r.mtime, r.sha,
 		nullable(r.fmErr), nullable(r.sessionID), nullable(r.sourceConv), nullable(r.sourceRes), r.dayIndex, nullable(r.skipReason),
 		r.kind, nullable(r.typ))
 	if err != nil {
@@ -237,7 +270,7 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 	} else {
 		w.inserted[r.path] = id
 	}
-	if _, err := w.stmts["noteName"].ExecContext(ctx, id, store.LinkName(r.path)); err != nil {
+	if _, err := w.exec(ctx, "noteName", id, store.LinkName(r.path)); err != nil {
 		return err
 	}
 	for _, l := range r.links {
@@ -245,13 +278,13 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.stmts["link"].ExecContext(ctx, id, targetID, target, l.Anchor, l.Alias, l.Embed, l.Line,
+		if _, err := w.exec(ctx, "link", id, targetID, target, l.Anchor, l.Alias, l.Embed, l.Line,
 			writtenColumn(l.Target, l.res.Path), l.Markdown, l.field, linkName(l), string(l.res.Status), strings.Join(l.res.Candidates, "\n")); err != nil {
 			return err
 		}
 	}
 	for i, t := range r.tags {
-		if _, err := w.stmts["tag"].ExecContext(ctx, t.tag, id, i, t.source); err != nil {
+		if _, err := w.exec(ctx, "tag", t.tag, id, i, t.source); err != nil {
 			return err
 		}
 	}
@@ -261,10 +294,10 @@ func (w *writer) insert(ctx context.Context, r *record) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.stmts["chunk"].ExecContext(ctx, cid, id, c.StartLine, c.EndLine, c.tokens, c.textHash); err != nil {
+		if _, err := w.exec(ctx, "chunk", cid, id, c.StartLine, c.EndLine, c.tokens, c.textHash); err != nil {
 			return err
 		}
-		if _, err := w.stmts["fts"].ExecContext(ctx, cid, c.name, c.desc, c.body); err != nil {
+		if _, err := w.exec(ctx, "fts", cid, c.name, c.desc, c.body); err != nil {
 			return err
 		}
 		if err := w.terms.inserted(ctx, cid, c); err != nil {
@@ -308,7 +341,11 @@ func (w *writer) linkTarget(ctx context.Context, target string) (any, any, error
 		}
 		return nil, target, nil
 	}
-	id, ok, err := noteID(ctx, w.stmts["noteID"], target)
+	st, err := w.stmt(ctx, "noteID")
+	if err != nil {
+		return nil, target, err
+	}
+	id, ok, err := noteID(ctx, st, target)
 	if err != nil || !ok {
 		return nil, target, err
 	}
@@ -351,7 +388,7 @@ func (w *writer) settleLinks(ctx context.Context) error {
 		}
 		sort.Strings(paths)
 		for _, p := range paths {
-			if _, err := w.stmts["linksToPath"].ExecContext(ctx, p, w.ids[p]); err != nil {
+			if _, err := w.exec(ctx, "linksToPath", p, w.ids[p]); err != nil {
 				return fmt.Errorf("links to %s: %w", p, err)
 			}
 		}
@@ -363,7 +400,7 @@ func (w *writer) settleLinks(ctx context.Context) error {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if _, err := w.stmts["linksToID"].ExecContext(ctx, w.inserted[p], p); err != nil {
+		if _, err := w.exec(ctx, "linksToID", w.inserted[p], p); err != nil {
 			return fmt.Errorf("links to %s: %w", p, err)
 		}
 	}
@@ -375,7 +412,7 @@ func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 	var id int64
 	var sha string
 	var size, mtime int64
-	err := w.stmts["lookup"].QueryRowContext(ctx, path).Scan(&id, &sha, &size, &mtime)
+	err := w.queryRow(ctx, "lookup", []any{path}, &id, &sha, &size, &mtime)
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
@@ -386,7 +423,7 @@ func (w *writer) deleteNote(ctx context.Context, path string) (bool, error) {
 		return false, fmt.Errorf("unindex %s: %w", path, err)
 	}
 	// the links to it lead to its path now, which the sync resolves again
-	if _, err := w.stmts["linksToPath"].ExecContext(ctx, path, id); err != nil {
+	if _, err := w.exec(ctx, "linksToPath", path, id); err != nil {
 		return false, fmt.Errorf("unindex %s: %w", path, err)
 	}
 	delete(w.inserted, path)
@@ -399,7 +436,7 @@ func (w *writer) deleteID(ctx context.Context, id int64) error {
 	var lo, hi sql.NullInt64
 	var n int
 	var tokens int64
-	if err := w.stmts["noteChunks"].QueryRowContext(ctx, id).Scan(&lo, &hi, &n, &tokens); err != nil {
+	if err := w.queryRow(ctx, "noteChunks", []any{id}, &lo, &hi, &n, &tokens); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -409,17 +446,17 @@ func (w *writer) deleteID(ctx context.Context, id int64) error {
 		if err := w.terms.deleting(ctx, lo.Int64, hi.Int64, n, tokens); err != nil {
 			return err
 		}
-		if _, err := w.stmts["ftsDel"].ExecContext(ctx, lo.Int64, hi.Int64); err != nil {
+		if _, err := w.exec(ctx, "ftsDel", lo.Int64, hi.Int64); err != nil {
 			return err
 		}
 	}
-	_, err := w.stmts["noteDel"].ExecContext(ctx, id)
+	_, err := w.exec(ctx, "noteDel", id)
 	return err
 }
 
 // refreshScanDir rewrites one folder's scan-cache row from the notes table.
 func (w *writer) refreshScanDir(ctx context.Context, dir string) error {
-	rows, err := w.stmts["dirFiles"].QueryContext(ctx, dir)
+	rows, err := w.query(ctx, "dirFiles", dir)
 	if err != nil {
 		return fmt.Errorf("scan cache %s: %w", dir, err)
 	}
@@ -436,9 +473,9 @@ func (w *writer) refreshScanDir(ctx context.Context, dir string) error {
 	}
 	rows.Close()
 	if len(files) == 0 {
-		_, err = w.stmts["dirDel"].ExecContext(ctx, dir)
+		_, err = w.exec(ctx, "dirDel", dir)
 	} else {
-		_, err = w.stmts["dirPut"].ExecContext(ctx, dir, encodeListing(files))
+		_, err = w.exec(ctx, "dirPut", dir, encodeListing(files))
 	}
 	if err != nil {
 		return fmt.Errorf("scan cache %s: %w", dir, err)
@@ -472,7 +509,7 @@ func (w *writer) rebuildScanCache(ctx context.Context) error {
 		return fmt.Errorf("scan cache: %w", err)
 	}
 	for _, d := range order {
-		if _, err := w.stmts["dirPut"].ExecContext(ctx, d, encodeListing(byDir[d])); err != nil {
+		if _, err := w.exec(ctx, "dirPut", d, encodeListing(byDir[d])); err != nil {
 			return fmt.Errorf("scan cache %s: %w", d, err)
 		}
 	}

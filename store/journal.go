@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -318,13 +319,11 @@ func (r *Run) append(e *Entry) error {
 }
 
 func marshalLine(e *Entry) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	b, err := MarshalNoEscape(e)
+	if err != nil {
 		return nil, fmt.Errorf("encode journal line: %w", err)
 	}
-	return buf.Bytes(), nil
+	return append(b, '\n'), nil
 }
 
 func firstNonEmpty(a, b string) string {
@@ -375,11 +374,18 @@ func (j *Journal) appendLine(month string, line []byte) error {
 	return nil
 }
 
-// storeObject keeps bytes under their hash (once).
+// storeObject keeps bytes under their hash (once). Bytes already stored
+// get a new modification time: the line that now needs them may not be
+// written yet, and a concurrent Prune keeps only objects whose line it
+// reads or that are newer than its cutoff.
 func (j *Journal) storeObject(sum string, data []byte) error {
 	p := j.ObjectPath(sum)
 	if _, err := os.Stat(p); err == nil {
-		return nil
+		now := time.Now()
+		if err := os.Chtimes(p, now, now); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		// pruned since the Stat: store it again
 	}
 	if err := writeAtomic(p, data); err != nil {
 		return fmt.Errorf("store preimage: %w", err)
@@ -478,19 +484,10 @@ func (r *Run) fail(err error) error {
 
 func (r *Run) touch(paths ...string) {
 	for _, p := range paths {
-		if !containsString(r.touched, p) {
+		if !slices.Contains(r.touched, p) {
 			r.touched = append(r.touched, p)
 		}
 	}
-}
-
-func containsString(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Touched lists the workspace paths the run changed, in order.
@@ -1149,17 +1146,7 @@ func (j *Journal) planUndo(s *RunSummary) ([]undoStep, []string, error) {
 		}
 	}
 	sort.Strings(conflicts)
-	return steps, uniqueStrings(conflicts), nil
-}
-
-func uniqueStrings(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if len(out) == 0 || out[len(out)-1] != x {
-			out = append(out, x)
-		}
-	}
-	return out
+	return steps, slices.Compact(conflicts), nil
 }
 
 // applyUndo writes the inverse changes through r, so that they are

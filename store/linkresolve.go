@@ -174,7 +174,7 @@ func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFil
 		for k := len(segs) - 1; k >= 0; k-- {
 			tries = append(tries, strings.Join(segs[k:], "/"))
 		}
-	case l.Markdown && withMDHas(cleanRel(path.Join(dir, t)), orig.Path):
+	case l.Markdown && slices.Contains(withMD(cleanRel(path.Join(dir, t))), orig.Path):
 		tries = []string{relative()}
 	default:
 		tries = []string{name}
@@ -200,15 +200,6 @@ func LinkTextFor(from string, l Link, orig Resolution, dst string, files LinkFil
 		}
 	}
 	return "", false
-}
-
-func withMDHas(p, target string) bool {
-	for _, q := range withMD(p) {
-		if q == target {
-			return true
-		}
-	}
-	return false
 }
 
 // relPath is the path from folder dir to target, both workspace-relative.

@@ -13,10 +13,25 @@ const tagOrientation = 0x0112
 
 // jpegOrientation finds the first APP1 "Exif" segment before the scan data.
 func jpegOrientation(data []byte) int {
+	o := 1
+	walkJPEG(data, func(marker byte, seg []byte) bool {
+		if marker == 0xe1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) {
+			o = tiffOrientation(seg[6:])
+			return true
+		}
+		return false
+	})
+	return o
+}
+
+// walkJPEG calls visit with each marker segment before the scan data (its
+// marker and its payload) until visit returns true. It stops quietly at
+// the start of scan, the end of the image or anything malformed.
+func walkJPEG(data []byte, visit func(marker byte, seg []byte) bool) {
 	p := 2 // after SOI
 	for p+4 <= len(data) {
 		if data[p] != 0xff {
-			return 1
+			return
 		}
 		marker := data[p+1]
 		switch {
@@ -27,19 +42,17 @@ func jpegOrientation(data []byte) int {
 			p += 2 // no length field
 			continue
 		case marker == 0xda || marker == 0xd9: // start of scan, end of image
-			return 1
+			return
 		}
 		n := int(binary.BigEndian.Uint16(data[p+2 : p+4]))
 		if n < 2 || p+2+n > len(data) {
-			return 1
+			return
 		}
-		seg := data[p+4 : p+2+n]
-		if marker == 0xe1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) {
-			return tiffOrientation(seg[6:])
+		if visit(marker, data[p+4:p+2+n]) {
+			return
 		}
 		p += 2 + n
 	}
-	return 1
 }
 
 // tiffOrientation reads tag 0x0112 from IFD0 of a TIFF structure, which is

@@ -1,7 +1,6 @@
 package vision
 
 import (
-	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
@@ -94,34 +93,17 @@ type jpegFrame struct {
 // jpegFrameOf reads the frame header (SOFn) for the components' sampling
 // factors and the coding process.
 func jpegFrameOf(data []byte) (jpegFrame, bool) {
-	p := 2 // after SOI
-	for p+4 <= len(data) {
-		if data[p] != 0xff {
-			return jpegFrame{}, false
-		}
-		marker := data[p+1]
-		switch {
-		case marker == 0xff:
-			p++
-			continue
-		case marker == 0xd8 || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd7):
-			p += 2
-			continue
-		case marker == 0xda || marker == 0xd9:
-			return jpegFrame{}, false
-		}
-		n := int(binary.BigEndian.Uint16(data[p+2 : p+4]))
-		if n < 2 || p+2+n > len(data) {
-			return jpegFrame{}, false
-		}
-		seg := data[p+4 : p+2+n]
+	var f jpegFrame
+	var ok bool
+	walkJPEG(data, func(marker byte, seg []byte) bool {
 		// SOF0..SOF15 except DHT (c4), JPG (c8) and DAC (cc)
 		if marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc {
-			return parseSOF(seg, marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce)
+			f, ok = parseSOF(seg, marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce)
+			return true
 		}
-		p += 2 + n
-	}
-	return jpegFrame{}, false
+		return false
+	})
+	return f, ok
 }
 
 func parseSOF(seg []byte, progressive bool) (jpegFrame, bool) {

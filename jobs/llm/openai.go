@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 const (
@@ -119,12 +120,15 @@ func encodeJSON(v any) ([]byte, error) {
 // toolsUnsupported matches what servers say when a model cannot use tools:
 // Ollama ("... does not support tools"), llama.cpp ("tools param requires
 // --jinja flag"), vLLM ("auto" tool choice requires
-// --enable-auto-tool-choice ...) and others.
-var toolsUnsupported = regexp.MustCompile(`(?i)does not support tools|tools? (is|are) not supported|not support(ed)? (for )?(tools|tool calls|function calling)|requires --jinja|enable-auto-tool-choice|function calling is not (supported|enabled)`)
+// --enable-auto-tool-choice ...) and others. Compiled on the first error,
+// not when every command starts.
+var toolsUnsupported = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)does not support tools|tools? (is|are) not supported|not support(ed)? (for )?(tools|tool calls|function calling)|requires --jinja|enable-auto-tool-choice|function calling is not (supported|enabled)`)
+})
 
 func classifyOpenAIError(e *APIError) {
 	switch {
-	case toolsUnsupported.MatchString(e.Message):
+	case toolsUnsupported().MatchString(e.Message):
 		// Not worth retrying, whatever the status: the server will say the
 		// same again.
 		e.kind, e.also = ErrNoToolCalls, ErrBadRequest

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -482,6 +483,25 @@ func TestOpenAINeverLeaksSecrets(t *testing.T) {
 	}
 	if !strings.Contains(texts[0], "[redacted]") {
 		t.Errorf("echoed key should be redacted, got %q", texts[0])
+	}
+}
+
+// A long server message is cut on a character boundary: the error text
+// stays valid UTF-8 however the cut falls.
+func TestServerMessageCutKeepsUTF8(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"message": "a%s"}`, strings.Repeat("é", 150))
+	}))
+	defer srv.Close()
+	c, _ := newTestOpenAI(t, srv.URL, func(cfg *llm.Config) { cfg.MaxRetries = -1 })
+	_, err := c.Chat(t.Context(), llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}})
+	var apiErr *llm.APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("err = %v, want an APIError", err)
+	}
+	if !utf8.ValidString(apiErr.Message) || !strings.HasSuffix(apiErr.Message, "é...") {
+		t.Errorf("message %q: want valid UTF-8 cut after a whole é", apiErr.Message)
 	}
 }
 

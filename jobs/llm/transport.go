@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Config says how to reach a provider. Every client of this package (chat,
@@ -391,7 +392,12 @@ func (t *transport) clean(s string) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxServerMessage {
-		s = s[:maxServerMessage] + "..."
+		// Cut at the start of a character, not inside one.
+		end := maxServerMessage
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		s = s[:end] + "..."
 	}
 	return s
 }
@@ -499,11 +505,6 @@ func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
 		return nil, &APIError{kind: ErrBadResponse, Message: fmt.Sprintf("body larger than %d bytes", maxResponseBytes)}
 	}
 	d.gotBody = true
-	if json.Valid(body) {
-		// Some local servers label JSON as text/plain, which an SDK would
-		// then refuse to decode.
-		resp.Header.Set("Content-Type", "application/json")
-	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }
