@@ -275,13 +275,7 @@ func (a *App) embedAfter(ctx context.Context, command string) {
 	if a.ix == nil {
 		return
 	}
-	start, last := time.Now(), time.Now()
-	n, err := a.ix.EmbedPending(ctx, func(done, pending int) {
-		if pending > 0 && time.Since(start) > time.Second && time.Since(last) > time.Second {
-			last = time.Now()
-			fmt.Fprintf(a.Stderr, "reme: embedding: %d done, %d to go\n", done, pending)
-		}
-	})
+	n, err := a.embedPending(ctx, a.ix)
 	if err != nil {
 		a.Log.Warn("embeddings not computed; keyword search still finds these notes", "err", err)
 		return
@@ -289,4 +283,16 @@ func (a *App) embedAfter(ctx context.Context, command string) {
 	if n > 0 {
 		a.Log.Info("embeddings", "chunks", n)
 	}
+}
+
+// embedPending computes the vectors ix lacks, reporting progress on stderr
+// once it takes more than a second.
+func (a *App) embedPending(ctx context.Context, ix *index.Index) (int, error) {
+	start, last := time.Now(), time.Now()
+	return ix.EmbedPending(ctx, func(done, pending int) {
+		if pending > 0 && time.Since(start) > time.Second && time.Since(last) > time.Second {
+			last = time.Now()
+			fmt.Fprintf(a.Stderr, "reme: embedding: %d done, %d to go\n", done, pending)
+		}
+	})
 }
