@@ -97,6 +97,8 @@ type App struct {
 	watching bool
 	// keywordOnly leaves the models out of search (search --no-hybrid).
 	keywordOnly bool
+	// models are the search model clients, once set up (searchModels).
+	models *searchModelClients
 }
 
 // usageError marks a bad command line (exit code 2).

@@ -199,7 +199,24 @@ func writeNeighbors(b *strings.Builder, label, arrow string, ns []index.Neighbor
 // searchModels are the embedding and rerank models of hybrid search, when
 // a model is configured and search.hybrid is on. A model that cannot be
 // set up is a warning: keyword search goes on.
+//
+// The clients are set up once per command, so that a warning about them is
+// given once, however often they are asked for.
 func (a *App) searchModels() (index.Embedder, index.Reranker) {
+	if a.models == nil {
+		a.models = &searchModelClients{}
+		a.models.e, a.models.r = a.newSearchModels()
+	}
+	return a.models.e, a.models.r
+}
+
+// searchModelClients are the clients searchModels set up.
+type searchModelClients struct {
+	e index.Embedder
+	r index.Reranker
+}
+
+func (a *App) newSearchModels() (index.Embedder, index.Reranker) {
 	cfg, err := a.Config()
 	if err != nil || !cfg.Search.Hybrid || a.keywordOnly {
 		return nil, nil
