@@ -157,11 +157,7 @@ func (c *memoryGetCmd) answer(ctx context.Context, app *App) (*memoryEntryAnswer
 	if err != nil {
 		return nil, memoryErr(err)
 	}
-	raw, err := os.ReadFile(app.ws.Abs(e.Path))
-	if err != nil {
-		return nil, err
-	}
-	text, _ := store.DecodeText(raw)
+	text, _ := store.DecodeText(e.Raw)
 	return &memoryEntryAnswer{MemoryEntry: *e, File: text}, nil
 }
 
