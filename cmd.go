@@ -196,7 +196,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	err = kctx.Run()
 	if err == nil {
-		app.embedAfter(context.WithoutCancel(ctx), kctx.Command())
+		app.embedAfter(context.WithoutCancel(ctx))
 	}
 	return app.fail(err)
 }
@@ -233,19 +233,24 @@ func (a *App) setup() {
 // REME_WORKSPACE, else ./.reme, with ~/ expanded and made absolute. Config,
 // files and index all use this one path.
 func (a *App) resolveWorkspace() error {
-	dir := a.Globals.Workspace
-	if dir == "" {
-		dir = a.Getenv("REME_WORKSPACE")
-	}
-	if dir == "" {
-		dir = "./.reme"
-	}
-	ws, err := store.OpenWorkspace(dir)
+	ws, err := store.OpenWorkspace(workspaceDir(a.Globals.Workspace, a.Getenv))
 	if err != nil {
 		return usageError{fmt.Errorf("workspace: %w", err)}
 	}
 	a.root = ws.Root
 	return nil
+}
+
+// workspaceDir is the workspace folder as given: the flag's value, else
+// REME_WORKSPACE, else ./.reme.
+func workspaceDir(flag string, getenv func(string) string) string {
+	if flag != "" {
+		return flag
+	}
+	if dir := getenv("REME_WORKSPACE"); dir != "" {
+		return dir
+	}
+	return "./.reme"
 }
 
 // logTo sends results and logs to w (a background run's log).

@@ -283,8 +283,8 @@ func (a rerankerAdapter) Rerank(ctx context.Context, query string, docs []string
 // command is done (never while it holds a lock): reindex and the jobs that
 // write cards. A model that fails is a warning; the notes are still found
 // by their words, and the next run tries again.
-func (a *App) embedAfter(ctx context.Context, command string) {
-	switch strings.Fields(command + " x")[0] {
+func (a *App) embedAfter(ctx context.Context) {
+	switch a.command {
 	case "reindex", "auto_memory", "auto-memory", "auto_resource", "auto-resource":
 	default:
 		return
