@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -337,9 +338,13 @@ func (a *App) Workspace(create bool) (*store.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
-	ws, err := store.OpenWorkspace(a.root)
-	if err != nil {
-		return nil, err
+	// a.root is resolved once (resolveWorkspace): absolute, links followed
+	ws := &store.Workspace{Root: a.root}
+	if !filepath.IsAbs(a.root) {
+		var err error
+		if ws, err = store.OpenWorkspace(a.root); err != nil {
+			return nil, err
+		}
 	}
 	if fi, err := os.Stat(ws.Root); err != nil || !fi.IsDir() {
 		if !create {

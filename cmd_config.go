@@ -43,6 +43,10 @@ type Config struct {
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
+	// loc is Timezone loaded by validate: loading reads the zone database
+	// each time, and commands ask for it often.
+	loc     *time.Location
+	locName string
 }
 
 // LongTermConfig configures long-term memory: entries, the profile,
@@ -435,9 +439,11 @@ func yamlKindName(n *yaml.Node) string {
 }
 
 func (c *Config) validate() error {
-	if _, err := c.Location(); err != nil {
+	loc, err := c.Location()
+	if err != nil {
 		return err
 	}
+	c.loc, c.locName = loc, c.Timezone
 	switch c.Language {
 	case "", "en", "zh":
 	default:
@@ -507,6 +513,9 @@ func (c *Config) validate() error {
 func (c *Config) Location() (*time.Location, error) {
 	if c.Timezone == "" {
 		return time.Local, nil
+	}
+	if c.loc != nil && c.locName == c.Timezone {
+		return c.loc, nil
 	}
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {

@@ -317,14 +317,11 @@ func sleepCtx(ctx context.Context) error {
 }
 
 // checkWritable refuses a workspace on a read-only file system up front,
-// with a message that says so, before anything is opened for writing.
-func checkWritable(dir string) error {
-	ws, err := store.OpenWorkspace(dir)
-	if err != nil {
-		return err
-	}
-	if err := store.Writable(ws.Root); err != nil {
-		return fmt.Errorf("workspace %s is read-only; nothing was changed: %w", ws.Root, err)
+// with a message that says so, before anything is opened for writing. root
+// is the resolved workspace folder (App.root).
+func checkWritable(root string) error {
+	if err := store.Writable(root); err != nil {
+		return fmt.Errorf("workspace %s is read-only; nothing was changed: %w", root, err)
 	}
 	return nil
 }
