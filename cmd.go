@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -97,6 +98,8 @@ type App struct {
 	watching bool
 	// keywordOnly leaves the models out of search (search --no-hybrid).
 	keywordOnly bool
+	// models are the search model clients, once set up (searchModels).
+	models *searchModelClients
 }
 
 // usageError marks a bad command line (exit code 2).
@@ -194,7 +197,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	err = kctx.Run()
 	if err == nil {
-		app.embedAfter(context.WithoutCancel(ctx), kctx.Command())
+		app.embedAfter(context.WithoutCancel(ctx))
 	}
 	return app.fail(err)
 }
@@ -231,19 +234,24 @@ func (a *App) setup() {
 // REME_WORKSPACE, else ./.reme, with ~/ expanded and made absolute. Config,
 // files and index all use this one path.
 func (a *App) resolveWorkspace() error {
-	dir := a.Globals.Workspace
-	if dir == "" {
-		dir = a.Getenv("REME_WORKSPACE")
-	}
-	if dir == "" {
-		dir = "./.reme"
-	}
-	ws, err := store.OpenWorkspace(dir)
+	ws, err := store.OpenWorkspace(workspaceDir(a.Globals.Workspace, a.Getenv))
 	if err != nil {
 		return usageError{fmt.Errorf("workspace: %w", err)}
 	}
 	a.root = ws.Root
 	return nil
+}
+
+// workspaceDir is the workspace folder as given: the flag's value, else
+// REME_WORKSPACE, else ./.reme.
+func workspaceDir(flag string, getenv func(string) string) string {
+	if flag != "" {
+		return flag
+	}
+	if dir := getenv("REME_WORKSPACE"); dir != "" {
+		return dir
+	}
+	return "./.reme"
 }
 
 // logTo sends results and logs to w (a background run's log).
@@ -330,9 +338,13 @@ func (a *App) Workspace(create bool) (*store.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
-	ws, err := store.OpenWorkspace(a.root)
-	if err != nil {
-		return nil, err
+	// a.root is resolved once (resolveWorkspace): absolute, links followed
+	ws := &store.Workspace{Root: a.root}
+	if !filepath.IsAbs(a.root) {
+		var err error
+		if ws, err = store.OpenWorkspace(a.root); err != nil {
+			return nil, err
+		}
 	}
 	if fi, err := os.Stat(ws.Root); err != nil || !fi.IsDir() {
 		if !create {

@@ -43,6 +43,10 @@ type Config struct {
 
 	file    string            // the config.yaml read, or ""
 	sources map[string]string // key path -> where its value came from
+	// loc is Timezone loaded by validate: loading reads the zone database
+	// each time, and commands ask for it often.
+	loc     *time.Location
+	locName string
 }
 
 // LongTermConfig configures long-term memory: entries, the profile,
@@ -222,19 +226,20 @@ func defaultConfig() *Config {
 	}
 }
 
-// envOverrides maps environment variables onto configuration fields.
+// envOverrides maps environment variables onto configuration fields; key
+// names the field for `reme config` ("from REME_…").
 var envOverrides = []struct {
-	name string
-	set  func(c *Config, v string) error
+	name, key string
+	set       func(c *Config, v string) error
 }{
-	{"REME_TIMEZONE", func(c *Config, v string) error { c.Timezone = v; return nil }},
-	{"REME_LANGUAGE", func(c *Config, v string) error { c.Language = v; return nil }},
-	{"REME_MAX_FILE_BYTES", func(c *Config, v string) error { return parseInt64(v, &c.MaxFileBytes) }},
-	{"REME_SEARCH_LIMIT", func(c *Config, v string) error { return parseInt(v, &c.Search.Limit) }},
-	{"REME_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
-	{"REME_VISION_MODEL", func(c *Config, v string) error { c.LLM.VisionModel = v; return nil }},
-	{"REME_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
-	{"REME_LLM_TIMEOUT", func(c *Config, v string) error {
+	{"REME_TIMEZONE", "timezone", func(c *Config, v string) error { c.Timezone = v; return nil }},
+	{"REME_LANGUAGE", "language", func(c *Config, v string) error { c.Language = v; return nil }},
+	{"REME_MAX_FILE_BYTES", "max_file_bytes", func(c *Config, v string) error { return parseInt64(v, &c.MaxFileBytes) }},
+	{"REME_SEARCH_LIMIT", "search.limit", func(c *Config, v string) error { return parseInt(v, &c.Search.Limit) }},
+	{"REME_MODEL", "llm.model", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
+	{"REME_VISION_MODEL", "llm.vision_model", func(c *Config, v string) error { c.LLM.VisionModel = v; return nil }},
+	{"REME_LLM_BASE_URL", "llm.base_url", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
+	{"REME_LLM_TIMEOUT", "llm.timeout", func(c *Config, v string) error {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("%q is not a duration such as 90s or 2m", v)
@@ -242,20 +247,12 @@ var envOverrides = []struct {
 		c.LLM.Timeout = Duration(d)
 		return nil
 	}},
-	{"REME_LLM_MAX_RETRIES", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
-	{"REME_LLM_PROVIDER", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
-	{"REME_EMBED_MODEL", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
-	{"REME_RERANK_MODEL", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
-	{"REME_MEMORY_EXTRACT", func(c *Config, v string) error { return parseBool(v, &c.Memory.Extract) }},
+	{"REME_LLM_MAX_RETRIES", "llm.max_retries", func(c *Config, v string) error { return parseInt(v, &c.LLM.MaxRetries) }},
+	{"REME_LLM_PROVIDER", "llm.provider", func(c *Config, v string) error { c.LLM.Provider = v; return nil }},
+	{"REME_EMBED_MODEL", "llm.embed_model", func(c *Config, v string) error { c.LLM.EmbedModel = v; return nil }},
+	{"REME_RERANK_MODEL", "llm.rerank_model", func(c *Config, v string) error { c.LLM.RerankModel = v; return nil }},
+	{"REME_MEMORY_EXTRACT", "memory.extract", func(c *Config, v string) error { return parseBool(v, &c.Memory.Extract) }},
 	// API keys and the variables of other tools are read by resolveModel.
-}
-
-// envKeys names the configuration key each variable sets, for `reme config`.
-var envKeys = map[string]string{
-	"REME_TIMEZONE": "timezone", "REME_LANGUAGE": "language", "REME_MAX_FILE_BYTES": "max_file_bytes",
-	"REME_SEARCH_LIMIT": "search.limit", "REME_MODEL": "llm.model", "REME_VISION_MODEL": "llm.vision_model",
-	"REME_LLM_BASE_URL": "llm.base_url", "REME_LLM_TIMEOUT": "llm.timeout", "REME_LLM_MAX_RETRIES": "llm.max_retries",
-	"REME_LLM_PROVIDER": "llm.provider", "REME_EMBED_MODEL": "llm.embed_model", "REME_RERANK_MODEL": "llm.rerank_model",
 }
 
 func parseInt(s string, dst *int) error {
@@ -310,9 +307,7 @@ func loadConfig(workspace string, getenv func(string) string) (*Config, error) {
 			if err := e.set(cfg, v); err != nil {
 				return nil, fmt.Errorf("environment %s: %v", e.name, err)
 			}
-			if key, ok := envKeys[e.name]; ok {
-				cfg.sources[key] = e.name
-			}
+			cfg.sources[e.key] = e.name
 		}
 	}
 	if err := cfg.validate(); err != nil {
@@ -444,9 +439,11 @@ func yamlKindName(n *yaml.Node) string {
 }
 
 func (c *Config) validate() error {
-	if _, err := c.Location(); err != nil {
+	loc, err := c.Location()
+	if err != nil {
 		return err
 	}
+	c.loc, c.locName = loc, c.Timezone
 	switch c.Language {
 	case "", "en", "zh":
 	default:
@@ -516,6 +513,9 @@ func (c *Config) validate() error {
 func (c *Config) Location() (*time.Location, error) {
 	if c.Timezone == "" {
 		return time.Local, nil
+	}
+	if c.loc != nil && c.locName == c.Timezone {
+		return c.loc, nil
 	}
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {

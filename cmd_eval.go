@@ -158,16 +158,17 @@ func (c *evalCmd) Run(ctx context.Context, app *App) error {
 
 // evalSample indexes one conversation and asks its questions.
 func (c *evalCmd) evalSample(ctx context.Context, app *App, i int, s evalSample, sessions []evalSession, rep *evalReport, byCat map[int]*evalScore) error {
-	dir, err := os.MkdirTemp("", "reme-eval-")
-	if err != nil {
-		return err
-	}
+	var dir string
 	if c.Keep != "" {
 		dir = fmt.Sprintf("%s/%02d-%s", c.Keep, i+1, evalSlug(s.SampleID))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "reme-eval-"); err != nil {
+			return err
+		}
 		defer os.RemoveAll(dir)
 	}
 	ws, err := store.OpenWorkspace(dir)

@@ -62,9 +62,15 @@ func TestEvalSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep := filepath.Join(dir, "keep")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	out, errOut, code := runReme(t, "-w", dir, "--json", "eval", data, "--keep", keep, "--budget", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// --keep writes its workspaces there and nowhere else
+	if left, _ := filepath.Glob(filepath.Join(tmp, "reme-eval-*")); len(left) > 0 {
+		t.Errorf("--keep left %v", left)
 	}
 	var rep evalReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

@@ -81,13 +81,7 @@ func hookWorkspace(args []string, getenv func(string) string) string {
 			dir = strings.TrimPrefix(a, "--workspace=")
 		}
 	}
-	if dir == "" {
-		dir = getenv("REME_WORKSPACE")
-	}
-	if dir == "" {
-		dir = "./.reme"
-	}
-	ws, err := store.OpenWorkspace(dir)
+	ws, err := store.OpenWorkspace(workspaceDir(dir, getenv))
 	if err != nil {
 		return ""
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/reme-dev/reme/index"
@@ -38,10 +37,13 @@ func (a *App) memorySession(ctx context.Context, create, writes bool) (*jobs.Mem
 	return jobs.NewMemory(env, jobs.MemorySessionOptions{Agent: a.trigger() == store.TriggerMCP}), nil
 }
 
-// memoryErr words a memory tool's refusal the way ReMe words errors.
-func memoryErr(err error) error {
-	if errors.Is(err, jobs.ErrInput) {
-		return answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
+// memoryErr words a refusal of the caller's input (jobs.ErrInput, or one
+// of also) the way ReMe words errors; other errors pass unchanged.
+func memoryErr(err error, also ...error) error {
+	for _, kind := range append([]error{jobs.ErrInput}, also...) {
+		if errors.Is(err, kind) {
+			return answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
+		}
 	}
 	return err
 }
@@ -106,9 +108,6 @@ func (c *memorySearchCmd) answer(ctx context.Context, app *App) (*memorySearchAn
 		return nil, memoryErr(err)
 	}
 	if hits == nil {
-		hits = []jobs.NoteHit{}
-	}
-	if hits == nil {
 		hits = []jobs.NoteHit{} // an empty list, not null, for JSON readers
 	}
 	return &memorySearchAnswer{hits}, nil
@@ -157,11 +156,7 @@ func (c *memoryGetCmd) answer(ctx context.Context, app *App) (*memoryEntryAnswer
 	if err != nil {
 		return nil, memoryErr(err)
 	}
-	raw, err := os.ReadFile(app.ws.Abs(e.Path))
-	if err != nil {
-		return nil, err
-	}
-	text, _ := store.DecodeText(raw)
+	text, _ := store.DecodeText(e.Raw)
 	return &memoryEntryAnswer{MemoryEntry: *e, File: text}, nil
 }
 
@@ -240,30 +235,23 @@ func reportIndexBound(app *App, idx *store.MemoryIndexResult) {
 // reading at most one byte past limit so that a huge input is refused
 // without being held.
 func readContent(v string, stdin io.Reader, limit int) (string, error) {
-	var r io.Reader
-	name := ""
-	switch {
-	case v == "-":
-		if stdin == nil {
-			return "", fmt.Errorf("content: nothing on stdin")
-		}
-		r, name = stdin, "stdin"
-	case strings.HasPrefix(v, "@"):
-		f, err := os.Open(v[1:])
-		if err != nil {
-			return "", fmt.Errorf("content: %w", err)
-		}
-		defer f.Close()
-		r, name = f, v[1:]
-	default:
+	r, name, closeFn, err := openArg(v, "content", stdin, int64(limit), func(name string) error {
+		return answerError{fmt.Sprintf("the content from %s is larger than %d bytes, the most an entry holds (memory.max_entry_bytes)", name, limit)}
+	})
+	if err != nil {
+		return "", err
+	}
+	if r == nil {
 		return v, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	defer closeFn()
+	b, err := io.ReadAll(r)
+	var tooLarge answerError
+	if errors.As(err, &tooLarge) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("content from %s: %w", name, err)
-	}
-	if len(b) > limit {
-		return "", answerError{fmt.Sprintf("the content from %s is larger than %d bytes, the most an entry holds (memory.max_entry_bytes)", name, limit)}
 	}
 	return string(b), nil
 }

@@ -80,10 +80,13 @@ func (c *maintainCmd) Run(ctx context.Context, app *App) error {
 	if err != nil {
 		return err
 	}
-	if !c.DryRun {
-		if err := checkWritable(app.root); err != nil {
+	if c.DryRun {
+		// a dry run changes nothing, so it does not create the workspace
+		if _, err := app.Workspace(false); err != nil {
 			return err
 		}
+	} else if err := checkWritable(app.root); err != nil {
+		return err
 	}
 	env, err := app.jobEnv(ctx)
 	if err != nil {
@@ -226,10 +229,7 @@ in metadata/dream/catalog.json. Needs a model.`
 }
 
 func (c *autoDreamCmd) Run(ctx context.Context, app *App) error {
-	env, err := app.jobEnv(ctx)
-	if err != nil {
-		return err
-	}
+	// a bad flag is refused before the index and the model are opened
 	if c.ScanDays < 1 || c.MaxUnits < 1 {
 		return usageError{errors.New("--scan-days and --max-units must be at least 1")}
 	}
@@ -237,6 +237,10 @@ func (c *autoDreamCmd) Run(ctx context.Context, app *App) error {
 		if _, err := store.ParseDate(c.Date); err != nil {
 			return answerError{err.Error()}
 		}
+	}
+	env, err := app.jobEnv(ctx)
+	if err != nil {
+		return err
 	}
 	if _, err := app.FreshIndex(ctx); err != nil {
 		return err
@@ -313,14 +317,11 @@ func sleepCtx(ctx context.Context) error {
 }
 
 // checkWritable refuses a workspace on a read-only file system up front,
-// with a message that says so, before anything is opened for writing.
-func checkWritable(dir string) error {
-	ws, err := store.OpenWorkspace(dir)
-	if err != nil {
-		return err
-	}
-	if err := store.Writable(ws.Root); err != nil {
-		return fmt.Errorf("workspace %s is read-only; nothing was changed: %w", ws.Root, err)
+// with a message that says so, before anything is opened for writing. root
+// is the resolved workspace folder (App.root).
+func checkWritable(root string) error {
+	if err := store.Writable(root); err != nil {
+		return fmt.Errorf("workspace %s is read-only; nothing was changed: %w", root, err)
 	}
 	return nil
 }

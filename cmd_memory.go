@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,30 +73,47 @@ func (c *autoMemoryCmd) answer(ctx context.Context, app *App) (*memoryAnswer, er
 // long conversation is streamed, not read whole first. Long conversations
 // do not fit in one argument (Linux allows 128 KiB).
 func openArgOrInput(v string, stdin io.Reader, limit int64) (io.Reader, func(), error) {
-	switch {
-	case v == "":
+	if v == "" {
 		return nil, nil, answerError{"messages is required (JSON, @FILE or - for stdin)"}
+	}
+	r, _, closeFn, err := openArg(v, "messages", stdin, limit, func(name string) error {
+		return fmt.Errorf("messages from %s are larger than %d bytes (auto_memory.max_messages_bytes)", name, limit)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if r == nil {
+		return strings.NewReader(v), func() {}, nil
+	}
+	return r, closeFn, nil
+}
+
+// openArg opens a value given as @FILE or as - (stdin) as a reader that
+// fails with tooLarge(name) past limit bytes; what names the value in the
+// other errors. A value given inline has no reader (nil, no error).
+func openArg(v, what string, stdin io.Reader, limit int64, tooLarge func(name string) error) (r io.Reader, name string, closeFn func(), err error) {
+	switch {
 	case v == "-":
 		if stdin == nil {
-			return nil, nil, fmt.Errorf("messages: nothing on stdin")
+			return nil, "", nil, fmt.Errorf("%s: nothing on stdin", what)
 		}
-		return &cappedReader{r: stdin, left: limit, limit: limit, name: "stdin"}, func() {}, nil
+		return &cappedReader{r: stdin, left: limit, over: tooLarge("stdin")}, "stdin", func() {}, nil
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
-			return nil, nil, fmt.Errorf("messages: %w", err)
+			return nil, "", nil, fmt.Errorf("%s: %w", what, err)
 		}
-		return &cappedReader{r: f, left: limit, limit: limit, name: v[1:]}, func() { f.Close() }, nil
+		return &cappedReader{r: f, left: limit, over: tooLarge(v[1:])}, v[1:], func() { f.Close() }, nil
 	}
-	return strings.NewReader(v), func() {}, nil
+	return nil, "", nil, nil
 }
 
-// cappedReader reads at most limit bytes and then fails, naming the
-// setting that raises the limit.
+// cappedReader reads at most left bytes and then fails with over, which
+// names the setting that raises the limit.
 type cappedReader struct {
-	r           io.Reader
-	left, limit int64
-	name        string
+	r    io.Reader
+	left int64
+	over error
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
@@ -107,7 +123,7 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 		if n, _ := c.r.Read(one[:]); n == 0 {
 			return 0, io.EOF
 		}
-		return 0, fmt.Errorf("messages from %s are larger than %d bytes (auto_memory.max_messages_bytes)", c.name, c.limit)
+		return 0, c.over
 	}
 	if int64(len(p)) > c.left {
 		p = p[:c.left]
@@ -141,10 +157,7 @@ func (a *App) memoryAnswer(res *jobs.AutoMemoryResult, err error) (*memoryAnswer
 		}
 	}
 	if err != nil {
-		if errors.Is(err, jobs.ErrInput) || errors.Is(err, store.ErrMessages) {
-			return nil, answerError{strings.TrimPrefix(err.Error(), jobs.ErrInput.Error()+": ")}
-		}
-		return nil, err
+		return nil, memoryErr(err, store.ErrMessages)
 	}
 	return (*memoryAnswer)(res), nil
 }

@@ -23,11 +23,18 @@ func (c reindexCmd) Run(ctx context.Context, app *App) error {
 	if c.Scope == "embedding" {
 		msg := "No embedding index is configured: nothing to rebuild."
 		if app.searchModelsSet() {
-			// the embedding pass after every reindex computes what is missing
-			if _, err := app.Index(ctx, false); err != nil {
+			// Embedding is this command's whole work: a model that fails
+			// fails it, unlike the pass after a rebuild (embedAfter, which
+			// then finds nothing pending).
+			ix, err := app.Index(ctx, false)
+			if err != nil {
 				return err
 			}
-			msg = "Embeddings are computed for every chunk that has none."
+			n, err := app.embedPending(ctx, ix)
+			if err != nil {
+				return err
+			}
+			msg = fmt.Sprintf("Computed embeddings for %d chunk(s); every chunk has one now.", n)
 		}
 		if app.Globals.JSON {
 			return app.printJSON([]index.FileResult{})

@@ -199,7 +199,24 @@ func writeNeighbors(b *strings.Builder, label, arrow string, ns []index.Neighbor
 // searchModels are the embedding and rerank models of hybrid search, when
 // a model is configured and search.hybrid is on. A model that cannot be
 // set up is a warning: keyword search goes on.
+//
+// The clients are set up once per command, so that a warning about them is
+// given once, however often they are asked for.
 func (a *App) searchModels() (index.Embedder, index.Reranker) {
+	if a.models == nil {
+		a.models = &searchModelClients{}
+		a.models.e, a.models.r = a.newSearchModels()
+	}
+	return a.models.e, a.models.r
+}
+
+// searchModelClients are the clients searchModels set up.
+type searchModelClients struct {
+	e index.Embedder
+	r index.Reranker
+}
+
+func (a *App) newSearchModels() (index.Embedder, index.Reranker) {
 	cfg, err := a.Config()
 	if err != nil || !cfg.Search.Hybrid || a.keywordOnly {
 		return nil, nil
@@ -266,8 +283,8 @@ func (a rerankerAdapter) Rerank(ctx context.Context, query string, docs []string
 // command is done (never while it holds a lock): reindex and the jobs that
 // write cards. A model that fails is a warning; the notes are still found
 // by their words, and the next run tries again.
-func (a *App) embedAfter(ctx context.Context, command string) {
-	switch strings.Fields(command + " x")[0] {
+func (a *App) embedAfter(ctx context.Context) {
+	switch a.command {
 	case "reindex", "auto_memory", "auto-memory", "auto_resource", "auto-resource":
 	default:
 		return
@@ -275,13 +292,7 @@ func (a *App) embedAfter(ctx context.Context, command string) {
 	if a.ix == nil {
 		return
 	}
-	start, last := time.Now(), time.Now()
-	n, err := a.ix.EmbedPending(ctx, func(done, pending int) {
-		if pending > 0 && time.Since(start) > time.Second && time.Since(last) > time.Second {
-			last = time.Now()
-			fmt.Fprintf(a.Stderr, "reme: embedding: %d done, %d to go\n", done, pending)
-		}
-	})
+	n, err := a.embedPending(ctx, a.ix)
 	if err != nil {
 		a.Log.Warn("embeddings not computed; keyword search still finds these notes", "err", err)
 		return
@@ -289,4 +300,16 @@ func (a *App) embedAfter(ctx context.Context, command string) {
 	if n > 0 {
 		a.Log.Info("embeddings", "chunks", n)
 	}
+}
+
+// embedPending computes the vectors ix lacks, reporting progress on stderr
+// once it takes more than a second.
+func (a *App) embedPending(ctx context.Context, ix *index.Index) (int, error) {
+	start, last := time.Now(), time.Now()
+	return ix.EmbedPending(ctx, func(done, pending int) {
+		if pending > 0 && time.Since(start) > time.Second && time.Since(last) > time.Second {
+			last = time.Now()
+			fmt.Fprintf(a.Stderr, "reme: embedding: %d done, %d to go\n", done, pending)
+		}
+	})
 }

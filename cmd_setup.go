@@ -420,7 +420,11 @@ func readSetupFile(p string) ([]byte, bool, error) {
 // up first and written atomically; one that holds it already is left alone.
 func (s setupEnv) write(b *strings.Builder, files []setupFile, app *App) error {
 	for _, f := range files {
-		old, exists, err := readSetupFile(f.path)
+		path, err := settingsTarget(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.display(f.path), err)
+		}
+		old, exists, err := readSetupFile(path)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.display(f.path), err)
 		}
@@ -432,22 +436,22 @@ func (s setupEnv) write(b *strings.Builder, files []setupFile, app *App) error {
 			fmt.Fprintf(b, "%s: already set up (%s)\n", s.display(f.path), itemNames(items))
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", s.display(f.path), err)
 		}
 		backup := ""
 		if exists {
-			fi, err := os.Stat(f.path)
+			fi, err := os.Stat(path)
 			if err != nil {
 				return err
 			}
 			mode := fi.Mode().Perm()
-			backup = f.path + ".reme-backup-" + app.Now().UTC().Format("20060102T150405Z")
-			if err := writeBackup(backup, old, mode); err != nil {
+			backup, err = writeBackup(path+".reme-backup-"+app.Now().UTC().Format("20060102T150405Z"), old, mode)
+			if err != nil {
 				return fmt.Errorf("back up %s: %w", s.display(f.path), err)
 			}
 		}
-		if err := store.WriteFileAbs(f.path, out); err != nil {
+		if err := store.WriteFileAbs(path, out); err != nil {
 			return fmt.Errorf("%s: %w", s.display(f.path), err)
 		}
 		fmt.Fprintf(b, "%s: %s", s.display(f.path), itemStates(items))
@@ -502,9 +506,59 @@ func itemStates(items []setupItem) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeBackup writes a new file with the original's permissions from the
+// settingsTarget is the file a settings path stands for. Dotfiles are
+// often symbolic links into a repository: the file is read, backed up and
+// replaced where the link points, so that the link stays a link. A link to
+// a file not there yet names the file to create.
+func settingsTarget(p string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		dst, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dst) {
+			dst = filepath.Join(filepath.Dir(p), dst)
+		}
+		p = dst
+	}
+	return "", fmt.Errorf("too many levels of symbolic links")
+}
+
+// writeBackup writes a backup named base, or base-2, base-3 … when a
+// setup earlier in the same second took that name, and returns its path.
+func writeBackup(base string, data []byte, mode os.FileMode) (string, error) {
+	for i := 1; ; i++ {
+		p := base
+		if i > 1 {
+			p = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := writeNewFile(p, data, mode)
+		if !errors.Is(err, fs.ErrExist) || i == 100 {
+			return p, err
+		}
+	}
+}
+
+// writeNewFile writes a new file with the original's permissions from the
 // start (settings files may hold tokens).
-func writeBackup(p string, data []byte, mode os.FileMode) error {
+func writeNewFile(p string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err

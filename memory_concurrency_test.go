@@ -65,3 +65,52 @@ func TestConcurrentMemoryWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryGetPrintsWhatItHashed: memory_get prints the file its hash
+// names, even while the entry is edited by hand as it reads it.
+func TestMemoryGetPrintsWhatItHashed(t *testing.T) {
+	root := t.TempDir()
+	if _, stderr, code := runReme(t, "-w", root, "memory_write", "--type", "user", "--name", "editor",
+		"--description", "The editor.", "--content", "Uses Helix."); code != 0 {
+		t.Fatalf("memory_write: %d %s", code, stderr)
+	}
+	p := filepath.Join(root, store.EntriesDir, "editor.md")
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two versions of the entry, each put in place whole (as editors
+	// save), as fast as they can be.
+	versions := [][]byte{orig, []byte(strings.Replace(string(orig), "Uses Helix.", "Uses Helix, and Vim over ssh.", 1))}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tmp := p + ".tmp"
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if os.WriteFile(tmp, versions[i%2], 0o644) != nil || os.Rename(tmp, p) != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < 200; i++ {
+		stdout, stderr, code := runReme(t, "-w", root, "memory_get", "memory/entries/editor.md")
+		if code != 0 {
+			t.Fatalf("memory_get: %d %s", code, stderr)
+		}
+		head, file, ok := strings.Cut(stdout, "\n# hash: ")
+		hash, text, ok2 := strings.Cut(file, "\n")
+		if !ok || !ok2 || !strings.HasPrefix(head, "# memory/entries/editor.md") {
+			t.Fatalf("memory_get printed:\n%s", stdout)
+		}
+		if got := store.Sum([]byte(text)); got != hash {
+			t.Fatalf("run %d: the text printed hashes to %s, the hash printed is %s:\n%s", i, got, hash, text)
+		}
+	}
+}

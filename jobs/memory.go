@@ -145,6 +145,9 @@ type MemoryEntry struct {
 	// Hash is the sha256 of the file: pass it to memory_write or
 	// memory_delete to change this version.
 	Hash string `json:"hash"`
+	// Raw is the file as Get read and hashed it, so that a caller shows
+	// the very version Hash names.
+	Raw []byte `json:"-"`
 }
 
 // MemoryRef names an entry: by path, or by its name.
@@ -312,6 +315,7 @@ func (m *Memory) Get(ctx context.Context, ref MemoryRef) (*MemoryEntry, error) {
 		return nil, fmt.Errorf("the frontmatter of %s does not parse (%v); repair it by hand", e.Path, n.FMErr)
 	}
 	out := entryOf(n, raw)
+	out.Raw = raw
 	m.seen[e.Path] = out.Hash
 	return out, nil
 }

@@ -121,6 +121,9 @@ func TestMemoryWriteRefusesAnEntryEditedByHand(t *testing.T) {
 	if err != nil || !strings.Contains(got.Content, "at most five") {
 		t.Fatalf("get: %+v %v", got, err)
 	}
+	if store.Sum(got.Raw) != got.Hash || !strings.Contains(string(got.Raw), "at most five") {
+		t.Errorf("Raw is not the file Hash names: %q, hash %s", got.Raw, got.Hash)
+	}
 	if _, err := m.Write(context.Background(), MemoryWriteRequest{Path: res.Path, Content: got.Content + "More.\n"}); err != nil {
 		t.Fatal(err)
 	}
