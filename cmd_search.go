@@ -226,7 +226,7 @@ func (a *App) newSearchModels() (index.Embedder, index.Reranker) {
 	if emb, err := a.Embedder(); err != nil {
 		a.Log.Warn("search by meaning is off", "err", err)
 	} else if emb != nil {
-		e = embedderAdapter{emb}
+		e = newEmbedderAdapter(emb)
 	}
 	if rr, err := a.Reranker(); err != nil {
 		a.Log.Warn("reranking is off", "err", err)
@@ -243,7 +243,22 @@ func (a *App) searchModelsSet() bool {
 }
 
 // embedderAdapter gives the index the model clients' embedder.
-type embedderAdapter struct{ e llm.Embedder }
+type embedderAdapter struct {
+	e    llm.Embedder
+	name string
+}
+
+// newEmbedderAdapter names the vectors by the model and the dimension
+// known before any call (configured, or the model's own): a dimension
+// learned from a reply would name them otherwise in the next process, and
+// every chunk would be embedded again.
+func newEmbedderAdapter(e llm.Embedder) embedderAdapter {
+	name := e.Model()
+	if d := e.Dimensions(); d > 0 {
+		name = fmt.Sprintf("%s/%d", name, d)
+	}
+	return embedderAdapter{e: e, name: name}
+}
 
 func (a embedderAdapter) Embed(ctx context.Context, texts []string, query bool) ([][]float32, error) {
 	input := llm.InputDocument
@@ -255,12 +270,7 @@ func (a embedderAdapter) Embed(ctx context.Context, texts []string, query bool) 
 
 // Model names the model and the dimension asked for: a vector of another
 // dimension is never compared.
-func (a embedderAdapter) Model() string {
-	if d := a.e.Dimensions(); d > 0 {
-		return fmt.Sprintf("%s/%d", a.e.Model(), d)
-	}
-	return a.e.Model()
-}
+func (a embedderAdapter) Model() string { return a.name }
 
 type rerankerAdapter struct{ r llm.Reranker }
 
