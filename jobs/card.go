@@ -42,6 +42,9 @@ type Card struct {
 	wrote     bool         // a write of this run reached the disk
 	skip      string       // the model's explicit skip reason
 	clashName string       // a name given up because it was taken, for the model
+	// memoryIndex is what the last refresh of MEMORY.md (an entry's
+	// listing page) did, for the entry tools' results.
+	memoryIndex *store.MemoryIndexResult
 }
 
 // CardSpec describes the card a job opens.
@@ -733,6 +736,10 @@ func (c *Card) Archive(ctx context.Context, by, reason string) (string, error) {
 	return dst, nil
 }
 
+// MemoryIndex is what the last refresh of MEMORY.md for this entry did
+// (nil for a card that is not an entry).
+func (c *Card) MemoryIndex() *store.MemoryIndexResult { return c.memoryIndex }
+
 // Remove deletes the card and brings the indexes up to date.
 func (c *Card) Remove(ctx context.Context) (*store.DayIndexResult, error) {
 	run, err := c.env.journalRun()
@@ -773,7 +780,7 @@ func (c *Card) index(ctx context.Context) (*store.DayIndexResult, error) {
 			if err != nil {
 				return err
 			}
-			if _, err := run.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
+			if c.memoryIndex, err = run.RefreshMemoryIndex(c.env.Memory.IndexBounds); err != nil {
 				return err
 			}
 			touched = append(touched, store.MemoryIndexPath)

@@ -616,9 +616,7 @@ func (m *Memory) write(ctx context.Context, req MemoryWriteRequest) (*MemoryWrit
 		return nil, err
 	}
 	if !profile {
-		if res.Index, err = ws.PreviewMemoryIndex(m.env.Memory.IndexBounds); err != nil {
-			return nil, err
-		}
+		res.Index = card.MemoryIndex()
 	}
 	m.Changes = append(m.Changes, MemoryChange{Action: res.Action, Path: res.Path, Type: next.Type, Name: stemOf(res.Path)})
 	return res, nil
@@ -770,10 +768,7 @@ func (m *Memory) delete(ctx context.Context, ref MemoryDeleteRequest, out **Memo
 		if err := writeWrittenHashes(m.env, written); err != nil {
 			return err
 		}
-		res = &MemoryDeleteResult{Path: e.Path, Trash: trash}
-		if res.Index, err = m.env.WS.PreviewMemoryIndex(m.env.Memory.IndexBounds); err != nil {
-			return err
-		}
+		res = &MemoryDeleteResult{Path: e.Path, Trash: trash, Index: card.MemoryIndex()}
 		m.Changes = append(m.Changes, MemoryChange{Action: "deleted", Path: e.Path, Type: e.Type, Name: effectiveName(e), Trash: trash})
 		return nil
 	})

@@ -58,7 +58,8 @@ func TestMemoryWriteCreatesAnEntryAndItsIndexLine(t *testing.T) {
 	if !cmp.Equal(ix.updated, []string{"memory/entries/answer-format.md", "MEMORY.md"}) {
 		t.Errorf("index updates %v", ix.updated)
 	}
-	if res.Index == nil || res.Index.Listed != 1 {
+	// the result says what the write did to MEMORY.md: created it
+	if res.Index == nil || res.Index.Listed != 1 || !res.Index.Created || !res.Index.Changed {
 		t.Errorf("index result %+v", res.Index)
 	}
 }
@@ -224,6 +225,9 @@ func TestMemoryDeleteMovesToTrash(t *testing.T) {
 	}
 	if del.Trash != "archive/memory/entries/answer-format.md" || env.WS.Exists(res.Path) {
 		t.Fatalf("delete %+v", del)
+	}
+	if del.Index == nil || !del.Index.Changed || del.Index.Entries != 0 {
+		t.Errorf("the delete's MEMORY.md result %+v", del.Index)
 	}
 	kept, _ := env.WS.ReadNote(del.Trash)
 	was := store.ParseNote(res.Path, before)
